@@ -1,0 +1,75 @@
+package jquant.formats;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+/**
+ * A named tensor whose bytes live in a (usually memory-mapped) segment; nothing is copied until
+ * {@link #toFloats()} is asked for.
+ *
+ * <p>{@code shape} is row-major, outermost first, as PyTorch writes it: a linear layer's weight is
+ * {@code [out, in]}, so {@link #rows()} are output channels and {@link #cols()} input channels. (GGUF
+ * lists dimensions innermost first; its reader reverses them.)
+ */
+public record Tensor(String name, long[] shape, DType dtype, MemorySegment data) {
+
+    static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    public Tensor {
+        shape = shape.clone();
+        long n = 1;
+        for (long d : shape) {
+            if (d <= 0) throw new IllegalArgumentException(name + ": non-positive dimension in " + Arrays.toString(shape));
+            n = Math.multiplyExact(n, d);
+        }
+        long expected = dtype.byteSize(n, shape.length == 0 ? 1 : shape[shape.length - 1]);
+        if (data.byteSize() != expected) {
+            throw new IllegalArgumentException(name + ": " + Arrays.toString(shape) + " " + dtype + " needs "
+                    + expected + " bytes, data has " + data.byteSize());
+        }
+    }
+
+    @Override
+    public long[] shape() { return shape.clone(); }
+
+    public long elements() {
+        long n = 1;
+        for (long d : shape) n *= d;
+        return n;
+    }
+
+    /** Innermost dimension (input channels of a weight matrix). */
+    public int cols() { return Math.toIntExact(shape[shape.length - 1]); }
+
+    /** Product of all dimensions but the innermost (output channels of a weight matrix). */
+    public int rows() { return Math.toIntExact(elements() / shape[shape.length - 1]); }
+
+    public long byteSize() { return data.byteSize(); }
+
+    /** All elements as float32, dequantized if need be. Fails for tensors of more than 2^31-1 elements. */
+    public float[] toFloats() {
+        float[] out = new float[Math.toIntExact(elements())];
+        Dequantizer.of(dtype).dequantize(data, out, 0, out.length);
+        return out;
+    }
+
+    /** One row (output channel) as float32. */
+    public float[] row(int r) {
+        int cols = cols();
+        long rowBytes = dtype.byteSize(cols, cols);
+        float[] out = new float[cols];
+        Dequantizer.of(dtype).dequantize(data.asSlice(r * rowBytes, rowBytes), out, 0, cols);
+        return out;
+    }
+
+    public String shapeString() {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < shape.length; i++) {
+            if (i > 0) sb.append('×');
+            sb.append(shape[i]);
+        }
+        return sb.toString();
+    }
+}
