@@ -1,0 +1,202 @@
+package jquant.runtime;
+
+import jquant.formats.ModelConfig;
+import jquant.runtime.kernels.Kernels;
+import jquant.runtime.kernels.WorkerPool;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One text's state while a {@link LlamaModel} reads it: the KV cache and scratch buffers. Not
+ * thread-safe; open one session per concurrent text.
+ *
+ * <p>{@link #forward} runs a batch of tokens through every matrix at once (prefill, evaluation);
+ * {@link #decode} is the one-token step of generation. Both give the same numbers: each output of a
+ * batch is computed exactly as it would be alone.
+ *
+ * <p>The cache keeps keys and values transposed, {@code [layer][kvHead·headDim + d][position]}, so
+ * that attention scores and the weighted sum of values run along positions, which vectorizes for any
+ * head size (stories260K's heads have only 8 elements).
+ */
+public final class InferenceSession {
+    /** Tokens pushed through the matrices together; bounds the scratch memory. */
+    private static final int MAX_BATCH = 256;
+
+    private final LlamaModel model;
+    private final ModelConfig c;
+    private final Kernels kernels;
+    private final WorkerPool pool;
+    private final int capacity;
+    private final float[][] keys;
+    private final float[][] values;
+    /** Positions {@code [0, length)} of the cache hold valid keys and values. */
+    private int length;
+
+    private final int batch;
+    private final float[] x;
+    private final float[] xb;
+    private final float[] q;
+    private final float[] k;
+    private final float[] v;
+    private final float[] att;
+    private final float[] gate;
+    private final float[] up;
+    private final float[] logitsScratch;
+    private final float[][] scores;
+
+    InferenceSession(LlamaModel model, int capacity) {
+        this.model = model;
+        this.c = model.config();
+        if (capacity < 1 || capacity > c.maxSeqLen()) {
+            throw new IllegalArgumentException("context length " + capacity + " outside [1, " + c.maxSeqLen()
+                    + "] (the model's maximum)");
+        }
+        this.kernels = model.compute().kernels();
+        this.pool = model.compute().pool();
+        this.capacity = capacity;
+        this.keys = new float[c.layers()][c.kvDim() * capacity];
+        this.values = new float[c.layers()][c.kvDim() * capacity];
+        this.batch = Math.min(MAX_BATCH, capacity);
+        this.x = new float[batch * c.dim()];
+        this.xb = new float[batch * c.dim()];
+        this.q = new float[batch * c.dim()];
+        this.k = new float[batch * c.kvDim()];
+        this.v = new float[batch * c.kvDim()];
+        this.att = new float[batch * c.dim()];
+        this.gate = new float[batch * c.hiddenDim()];
+        this.up = new float[batch * c.hiddenDim()];
+        this.logitsScratch = new float[batch * c.vocabSize()];
+        this.scores = new float[pool.threads()][capacity];
+    }
+
+    /** Positions this session can hold. */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** Positions {@code [0, length)} currently hold valid cache entries. */
+    public int length() {
+        return length;
+    }
+
+    /** Logits for every position: {@code forward(tokens, startPos, 0)}. */
+    public float[] forward(int[] tokens, int startPos) {
+        return forward(tokens, startPos, 0);
+    }
+
+    /**
+     * Feeds {@code tokens} at positions {@code startPos, startPos+1, …} (overwriting the cache from
+     * {@code startPos}; earlier positions must already be filled) and returns the logits predicting
+     * the token after each of {@code tokens[firstLogit..]}, row-major {@code [n - firstLogit][vocab]}.
+     * Skipping early rows saves the classifier where they are not needed (prefill, perplexity).
+     */
+    public float[] forward(int[] tokens, int startPos, int firstLogit) {
+        int n = tokens.length;
+        if (startPos < 0 || startPos > length) {
+            throw new IllegalArgumentException("start position " + startPos + " leaves a gap: positions [0, " + length + ") are filled");
+        }
+        if (n == 0) throw new IllegalArgumentException("no tokens to feed");
+        if (startPos + n > capacity) {
+            throw new IllegalArgumentException(n + " tokens from position " + startPos + " exceed the context of " + capacity);
+        }
+        if (firstLogit < 0 || firstLogit > n) throw new IllegalArgumentException("first logit row " + firstLogit + " outside [0, " + n + "]");
+        for (int i = 0; i < n; i++) {
+            if (tokens[i] < 0 || tokens[i] >= c.vocabSize()) {
+                throw new IllegalArgumentException("token " + tokens[i] + " at index " + i + " outside the vocabulary [0, " + c.vocabSize() + ")");
+            }
+        }
+        float[] logits = new float[(n - firstLogit) * c.vocabSize()];
+        for (int b0 = 0; b0 < n; b0 += batch) {
+            int m = Math.min(batch, n - b0);
+            runBlocks(tokens, b0, m, startPos + b0);
+            length = startPos + b0 + m;
+            int from = Math.max(firstLogit - b0, 0);
+            if (from < m) classify(from, m, (b0 + from - firstLogit) * c.vocabSize(), logits);
+        }
+        return logits;
+    }
+
+    /** Feeds one token at {@code pos} and returns its {@code vocab} logits. */
+    public float[] decode(int token, int pos) {
+        return forward(new int[] {token}, pos, 0);
+    }
+
+    /** Embedding and every transformer block for tokens {@code [b0, b0+m)} at positions from {@code pos0}. */
+    private void runBlocks(int[] tokens, int b0, int m, int pos0) {
+        int dim = c.dim();
+        int kvDim = c.kvDim();
+        int hidden = c.hiddenDim();
+        float[] embedding = model.embedding();
+        for (int i = 0; i < m; i++) System.arraycopy(embedding, tokens[b0 + i] * dim, x, i * dim, dim);
+        List<LlamaModel.Layer> layers = model.layers();
+        for (int l = 0; l < layers.size(); l++) {
+            LlamaModel.Layer layer = layers.get(l);
+            for (int i = 0; i < m; i++) kernels.rmsnorm(x, i * dim, layer.attnNorm(), c.rmsEps(), xb, i * dim, dim);
+            layer.wq().matmul(xb, m, q);
+            layer.wk().matmul(xb, m, k);
+            layer.wv().matmul(xb, m, v);
+            float[] kc = keys[l];
+            float[] vc = values[l];
+            for (int i = 0; i < m; i++) {
+                int pos = pos0 + i;
+                model.rotary().apply(q, i * dim, c.heads(), pos);
+                model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
+                for (int e = 0; e < kvDim; e++) {
+                    kc[e * capacity + pos] = k[i * kvDim + e];
+                    vc[e * capacity + pos] = v[i * kvDim + e];
+                }
+            }
+            attend(m, pos0, kc, vc);
+            layer.wo().matmul(att, m, xb);
+            kernels.axpy(1f, xb, 0, x, 0, m * dim);
+            for (int i = 0; i < m; i++) kernels.rmsnorm(x, i * dim, layer.ffnNorm(), c.rmsEps(), xb, i * dim, dim);
+            layer.gate().matmul(xb, m, gate);
+            layer.up().matmul(xb, m, up);
+            kernels.siluMul(gate, up, m * hidden);
+            layer.down().matmul(gate, m, xb);
+            kernels.axpy(1f, xb, 0, x, 0, m * dim);
+        }
+    }
+
+    /**
+     * Causal grouped-query attention for tokens {@code [0, m)} of the batch: query head {@code h}
+     * reads kv head {@code h / (heads / kvHeads)} over positions {@code [0, pos0 + i]}; scores are
+     * scaled by {@code 1/sqrt(headDim)}. Work items are (token, head) pairs, shared across the pool.
+     */
+    private void attend(int m, int pos0, float[] kc, float[] vc) {
+        int headDim = c.headDim();
+        int heads = c.heads();
+        int dim = c.dim();
+        int group = heads / c.kvHeads();
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        long workPerItem = 2L * headDim * (pos0 + (m + 1) / 2);
+        pool.forRange(m * heads, workPerItem, (worker, start, end) -> {
+            float[] s = scores[worker];
+            for (int item = start; item < end; item++) {
+                int i = item / heads;
+                int h = item % heads;
+                int positions = pos0 + i + 1;
+                int qOff = i * dim + h * headDim;
+                int kvBase = (h / group) * headDim * capacity;
+                Arrays.fill(s, 0, positions, 0f);
+                for (int d = 0; d < headDim; d++) {
+                    kernels.axpy(q[qOff + d] * scale, kc, kvBase + d * capacity, s, 0, positions);
+                }
+                kernels.softmax(s, 0, positions);
+                for (int d = 0; d < headDim; d++) {
+                    att[qOff + d] = kernels.dot(s, 0, vc, kvBase + d * capacity, positions);
+                }
+            }
+        });
+    }
+
+    /** Final norm and classifier for batch rows {@code [from, m)}, written to {@code logits[offset..]}. */
+    private void classify(int from, int m, int offset, float[] logits) {
+        int dim = c.dim();
+        int rows = m - from;
+        for (int i = 0; i < rows; i++) kernels.rmsnorm(x, (from + i) * dim, model.finalNorm(), c.rmsEps(), xb, i * dim, dim);
+        model.head().matmul(xb, rows, logitsScratch);
+        System.arraycopy(logitsScratch, 0, logits, offset, rows * c.vocabSize());
+    }
+}

@@ -1,0 +1,37 @@
+package jquant.runtime;
+
+import jquant.formats.Vocabulary;
+
+/** Text ↔ token ids for a model's vocabulary. */
+public interface Tokenizer {
+
+    /** Encodes {@code text}, starting with BOS if the vocabulary says encoding adds it. */
+    int[] encode(String text);
+
+    /** Encodes {@code text}, with a leading BOS if {@code addBos}. */
+    int[] encode(String text, boolean addBos);
+
+    /** The text of a token sequence (control tokens such as BOS/EOS print nothing). */
+    String decode(int[] tokens);
+
+    /** Beginning-of-sequence id, or -1 if the vocabulary has none. */
+    int bos();
+
+    /** End-of-sequence id, or -1 if the vocabulary has none. */
+    int eos();
+
+    /**
+     * The tokenizer for {@code vocabulary}.
+     *
+     * @throws UnsupportedOperationException for byte-level BPE vocabularies (GGUF "gpt2",
+     *         tokenizer.json), which this runtime does not implement yet
+     */
+    static Tokenizer of(Vocabulary vocabulary) {
+        return switch (vocabulary.kind()) {
+            case SENTENCEPIECE -> new SentencePieceTokenizer(vocabulary);
+            case BPE -> throw new UnsupportedOperationException(
+                    "byte-level BPE vocabularies (GGUF tokenizer model \"gpt2\", tokenizer.json merges) are not supported; "
+                            + "only SentencePiece vocabularies are");
+        };
+    }
+}

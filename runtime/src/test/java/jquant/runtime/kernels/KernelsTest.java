@@ -1,0 +1,167 @@
+package jquant.runtime.kernels;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import jquant.runtime.Compute;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.offset;
+
+/**
+ * The Vector API kernels against their scalar twins on seeded random data. They differ only in the
+ * order of float additions, so the bound is the classic one for a reassociated sum of {@code n}
+ * products: {@code |error| ≤ n · 2^-24 · Σ|a_k·b_k|} (with a factor 2 of slack).
+ */
+class KernelsTest {
+    private static final double U = Math.ulp(1f) / 2; // unit roundoff 2^-24
+    private final VectorKernels vector = new VectorKernels();
+    private final ScalarKernels scalar = new ScalarKernels();
+
+    private static float[] random(SplittableRandom rnd, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) (rnd.nextDouble() * 2 - 1);
+        return a;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1,5,1", "1,64,4", "3,172,7", "4,64,13", "7,257,9", "9,16,32", "5,1000,6"})
+    void matmulMatchesScalarWithinReassociationBound(int n, int in, int out) {
+        SplittableRandom rnd = new SplittableRandom(n * 1000L + in * 10L + out);
+        float[] x = random(rnd, n * in);
+        float[] w = random(rnd, out * in);
+        float[] yv = new float[n * out];
+        float[] ys = new float[n * out];
+        vector.matmulRows(x, n, in, w, 0, out, yv, out);
+        scalar.matmulRows(x, n, in, w, 0, out, ys, out);
+        for (int i = 0; i < n; i++) {
+            for (int r = 0; r < out; r++) {
+                double magnitude = 0;
+                for (int k = 0; k < in; k++) magnitude += Math.abs(x[i * in + k] * w[r * in + k]);
+                assertThat((double) yv[i * out + r]).as("y[%d][%d]", i, r)
+                        .isCloseTo(ys[i * out + r], offset(2 * in * U * magnitude + 1e-30));
+            }
+        }
+    }
+
+    @Test
+    void batchedTilesGiveTheSameBitsAsOneTokenAtATime() {
+        SplittableRandom rnd = new SplittableRandom(7);
+        int n = 11, in = 203, out = 10;
+        float[] x = random(rnd, n * in);
+        float[] w = random(rnd, out * in);
+        float[] batched = new float[n * out];
+        vector.matmulRows(x, n, in, w, 0, out, batched, out);
+        for (int i = 0; i < n; i++) {
+            float[] row = new float[in];
+            System.arraycopy(x, i * in, row, 0, in);
+            float[] single = new float[out];
+            vector.matmulRows(row, 1, in, w, 0, out, single, out);
+            for (int r = 0; r < out; r++) assertThat(batched[i * out + r]).isEqualTo(single[r]);
+            for (int r = 0; r < out; r++) assertThat(batched[i * out + r]).isEqualTo(vector.dot(row, 0, w, r * in, in));
+        }
+    }
+
+    @Test
+    void rowRangesWriteOnlyTheirRows() {
+        SplittableRandom rnd = new SplittableRandom(3);
+        int n = 2, in = 40, out = 12;
+        float[] x = random(rnd, n * in);
+        float[] w = random(rnd, out * in);
+        float[] whole = new float[n * out];
+        vector.matmulRows(x, n, in, w, 0, out, whole, out);
+        float[] parts = new float[n * out];
+        Arrays.fill(parts, Float.NaN);
+        vector.matmulRows(x, n, in, w, 0, 5, parts, out);
+        vector.matmulRows(x, n, in, w, 5, out, parts, out);
+        assertThat(parts).containsExactly(whole);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1", "8", "15", "16", "64", "172", "1001"})
+    void vectorOpsMatchScalar(int len) {
+        SplittableRandom rnd = new SplittableRandom(len);
+        float[] a = random(rnd, len + 3);
+        float[] b = random(rnd, len + 5);
+
+        double magnitude = 0;
+        for (int k = 0; k < len; k++) magnitude += Math.abs(a[3 + k] * b[5 + k]);
+        assertThat((double) vector.dot(a, 3, b, 5, len))
+                .isCloseTo(scalar.dot(a, 3, b, 5, len), offset(2 * len * U * magnitude + 1e-30));
+
+        float[] yv = b.clone();
+        float[] ys = b.clone();
+        vector.axpy(0.37f, a, 3, yv, 5, len);
+        scalar.axpy(0.37f, a, 3, ys, 5, len);
+        // fused multiply-add rounds once where the scalar loop rounds twice: one rounding apart
+        for (int k = 0; k < yv.length; k++) assertThat(yv[k]).isCloseTo(ys[k], offset(2e-7f));
+
+        float[] weight = random(rnd, len);
+        float[] nv = new float[len + 2];
+        float[] ns = new float[len + 2];
+        vector.rmsnorm(a, 3, weight, 1e-5f, nv, 2, len);
+        scalar.rmsnorm(a, 3, weight, 1e-5f, ns, 2, len);
+        for (int k = 0; k < nv.length; k++) assertThat(nv[k]).isCloseTo(ns[k], offset(1e-5f * (1 + Math.abs(ns[k]))));
+
+        float[] logits = random(rnd, len + 1);
+        for (int k = 0; k < logits.length; k++) logits[k] *= 30; // wide range: exercises the max shift
+        float[] sv = logits.clone();
+        float[] ss = logits.clone();
+        vector.softmax(sv, 1, len);
+        scalar.softmax(ss, 1, len);
+        double total = 0;
+        for (int k = 1; k <= len; k++) {
+            assertThat(sv[k]).isCloseTo(ss[k], offset(1e-6f + 1e-5f * ss[k]));
+            total += sv[k];
+        }
+        assertThat(total).isCloseTo(1.0, offset(1e-5));
+        assertThat(sv[0]).isEqualTo(logits[0]);
+
+        float[] gv = logits.clone();
+        float[] gs = logits.clone();
+        float[] up = random(rnd, len + 1);
+        vector.siluMul(gv, up, len);
+        scalar.siluMul(gs, up, len);
+        for (int k = 0; k < len; k++) {
+            assertThat(gv[k]).isCloseTo(gs[k], offset(1e-6f * (1 + Math.abs(gs[k]))));
+            double g = logits[k];
+            assertThat((double) gs[k]).isCloseTo(g / (1 + Math.exp(-g)) * up[k], offset(1e-5 * (1 + Math.abs(g))));
+        }
+    }
+
+    @Test
+    void softmaxOfHugeLogitsDoesNotOverflow() {
+        float[] x = {1e30f, 1e30f, -1e30f};
+        vector.softmax(x, 0, 3);
+        assertThat(x).containsExactly(0.5f, 0.5f, 0f);
+    }
+
+    @Test
+    void parallelSplitEqualsOneThread() {
+        SplittableRandom rnd = new SplittableRandom(11);
+        int n = 9, in = 300, out = 301;
+        float[] x = random(rnd, n * in);
+        float[] w = random(rnd, out * in);
+        float[] alone = new float[n * out];
+        vector.matmulRows(x, n, in, w, 0, out, alone, out);
+        float[] split = new float[n * out];
+        try (WorkerPool pool = new WorkerPool(3)) {
+            new Compute(vector, pool).matmul(x, n, in, w, out, split);
+        }
+        assertThat(split).containsExactly(alone);
+    }
+
+    @Test
+    void workerFailuresReachTheCaller() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            assertThatThrownBy(() -> pool.forRange(100, 1 << 20, (worker, s, e) -> {
+                if (worker == 1) throw new IllegalStateException("boom in worker " + worker);
+            })).isInstanceOf(IllegalStateException.class).hasMessage("boom in worker 1");
+        }
+    }
+}
