@@ -1,0 +1,72 @@
+package jquant.cli;
+
+import jquant.cli.demo.DemoVocabulary;
+import jquant.formats.ModelConfig;
+import jquant.formats.Vocabulary;
+import jquant.formats.llama2c.Llama2cWriter;
+import jquant.formats.synthetic.SyntheticLlama;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jquant demo}: the built-in example. Generates a small Llama-shaped checkpoint (seeded, dims
+ * multiples of 128, a few outlier channels) with a tokenizer and a text, then runs the pipeline's
+ * commands on it, printing each command line as it goes so a user can re-run any step.
+ */
+@Command(name = "demo", description = "Generate a small example model into a folder and run the jquant pipeline on it.")
+final class DemoCommand implements Callable<Integer> {
+    static final ModelConfig DEMO_CONFIG = new ModelConfig(256, 768, 2, 4, 2, 512, 256, 10000f, 1e-5f, false);
+
+    @Option(names = "--out", paramLabel = "<dir>", defaultValue = "jquant-demo", description = "Folder to write into (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--seed", defaultValue = "42", description = "Seed for the generated weights (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter log = spec.commandLine().getOut();
+        Files.createDirectories(out);
+        String text = demoText();
+        Path textFile = out.resolve("story.txt");
+        Files.writeString(textFile, text, StandardCharsets.UTF_8);
+        Vocabulary vocab = DemoVocabulary.build(text, DEMO_CONFIG.vocabSize());
+        SyntheticLlama model = new SyntheticLlama(DEMO_CONFIG, seed);
+        Path modelFile = out.resolve("model.bin");
+        Llama2cWriter.writeTokenizer(out.resolve("tokenizer.bin"), vocab);
+        Llama2cWriter.writeCheckpoint(modelFile, DEMO_CONFIG, model::weights);
+        log.printf("Generated %s (seed %d) with tokenizer.bin and story.txt%n%n", modelFile, seed);
+        return step(log, "inspect", modelFile.toString());
+    }
+
+    /** Runs one jquant command as a user would type it, echoing it first. */
+    private int step(PrintWriter log, String... args) {
+        log.println("$ jquant " + String.join(" ", args));
+        log.flush();
+        CommandLine root = spec.root().commandLine();
+        int code = Main.commandLine().setOut(root.getOut()).setErr(root.getErr()).execute(args);
+        log.println();
+        if (code != 0) throw new CommandLine.ExecutionException(spec.commandLine(), "demo step 'jquant " + String.join(" ", args) + "' failed with exit code " + code);
+        return code;
+    }
+
+    static String demoText() throws IOException {
+        try (InputStream in = DemoCommand.class.getResourceAsStream("demo/story.txt")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}

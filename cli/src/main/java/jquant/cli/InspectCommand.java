@@ -1,0 +1,152 @@
+package jquant.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import jquant.formats.Checkpoint;
+import jquant.formats.Checkpoints;
+import jquant.formats.ModelConfig;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.lang.reflect.Array;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code jquant inspect}: what a checkpoint holds, for people or (with --json) for machines. */
+@Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata.")
+final class InspectCommand implements Callable<Integer> {
+
+    @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, or Hugging Face folder / .safetensors")
+    Path checkpoint;
+
+    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint (default: tokenizer.bin or tok<vocab>.bin beside it)")
+    Path tokenizer;
+
+    @Option(names = "--json", description = "Print JSON instead of tables.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer)) {
+            Map<String, Object> report = describe(c);
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
+            } else {
+                printTables(c, report, out);
+            }
+            out.flush();
+        }
+        return 0;
+    }
+
+    /** The inspect report as plain maps and lists, the shape of the JSON output. */
+    static Map<String, Object> describe(Checkpoint c) {
+        ModelConfig cfg = c.config();
+        Map<String, String> canonical = canonicalNames(c);
+        List<Map<String, Object>> tensors = new ArrayList<>();
+        long params = 0, bytes = 0;
+        for (Tensor t : c.tensors().values()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("name", t.name());
+            row.put("canonical", canonical.getOrDefault(t.name(), ""));
+            row.put("shape", t.shape());
+            row.put("dtype", t.dtype().name());
+            row.put("bytes", t.byteSize());
+            tensors.add(row);
+            params += t.elements();
+            bytes += t.byteSize();
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("file", c.source().toString());
+        r.put("format", c.format());
+        r.put("architecture", "llama");
+        r.put("config", cfg);
+        r.put("headDim", cfg.headDim());
+        r.put("rope", c.rope().name());
+        c.vocabulary().ifPresent(v -> {
+            Map<String, Object> vocab = new LinkedHashMap<>();
+            vocab.put("kind", v.kind().name());
+            vocab.put("size", v.size());
+            vocab.put("bos", v.bos());
+            vocab.put("eos", v.eos());
+            vocab.put("addBos", v.addBos());
+            r.put("vocabulary", vocab);
+        });
+        r.put("tensors", tensors);
+        Map<String, Object> totals = new LinkedHashMap<>();
+        totals.put("tensors", tensors.size());
+        totals.put("elements", params);
+        totals.put("bytes", bytes);
+        r.put("totals", totals);
+        Map<String, Object> meta = new LinkedHashMap<>();
+        c.metadata().forEach((k, v) -> meta.put(k, summarize(v)));
+        r.put("metadata", meta);
+        return r;
+    }
+
+    private static Map<String, String> canonicalNames(Checkpoint c) {
+        Map<String, String> names = new HashMap<>();
+        for (TensorKind kind : TensorKind.values()) {
+            int layers = kind.perLayer() ? c.config().layers() : 1;
+            for (int l = 0; l < layers; l++) {
+                int layer = l;
+                c.sourceName(kind, l).ifPresent(n -> names.put(n, kind.canonicalName(layer)));
+            }
+        }
+        return names;
+    }
+
+    /** Long arrays (GGUF token lists) are shown as their type and length, not their content. */
+    private static Object summarize(Object v) {
+        if (v instanceof List<?> l && l.size() > 8) return "[" + l.size() + " items]";
+        if (v != null && v.getClass().isArray() && Array.getLength(v) > 8) return "[" + Array.getLength(v) + " items]";
+        return v;
+    }
+
+    private static void printTables(Checkpoint c, Map<String, Object> r, PrintWriter out) {
+        ModelConfig cfg = c.config();
+        out.printf("%s  (%s, Llama architecture, RoPE %s)%n", c.source(), c.format(), c.rope().name().toLowerCase().replace('_', '-'));
+        out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d (head dim %d), vocab %d, context %d%n",
+                cfg.dim(), cfg.hiddenDim(), cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.headDim(), cfg.vocabSize(), cfg.maxSeqLen());
+        out.printf("  rope theta %s, rms eps %s, %s embeddings%n", cfg.ropeTheta(), cfg.rmsEps(), cfg.tiedEmbeddings() ? "tied" : "separate");
+        c.vocabulary().ifPresentOrElse(
+                v -> out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%s%n", v.kind().name().toLowerCase(), v.size(), v.bos(), v.eos(), v.addBos() ? ", adds BOS" : ""),
+                () -> out.println("  tokenizer: none found"));
+        out.println();
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> tensors = (List<Map<String, Object>>) r.get("tensors");
+        int w = "name".length();
+        for (Map<String, Object> t : tensors) w = Math.max(w, t.get("name").toString().length());
+        String fmt = "  %-" + w + "s  %-16s  %-12s  %-6s  %12s%n";
+        out.printf(fmt, "name", "canonical", "shape", "dtype", "bytes");
+        for (Map<String, Object> row : tensors) {
+            Tensor t = c.tensors().get((String) row.get("name"));
+            out.printf(fmt, t.name(), row.get("canonical"), t.shapeString(), t.dtype(), String.format("%,d", t.byteSize()));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> totals = (Map<String, Object>) r.get("totals");
+        out.printf("%n  %d tensors, %,d elements, %,d bytes%n", totals.get("tensors"), totals.get("elements"), totals.get("bytes"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> meta = (Map<String, Object>) r.get("metadata");
+        if (!meta.isEmpty()) {
+            out.println();
+            out.println("  metadata:");
+            meta.forEach((k, v) -> out.printf("    %s = %s%n", k, v));
+        }
+    }
+}

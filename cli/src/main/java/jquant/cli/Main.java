@@ -1,0 +1,65 @@
+package jquant.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.Properties;
+
+/**
+ * The {@code jquant} command. Exit codes: 0 success, 1 bad input or a failed check (one line on
+ * stderr naming the file and the problem; the stack trace only with {@code --verbose}), 2 usage error.
+ */
+@Command(name = "jquant", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
+        subcommands = {InspectCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+public final class Main {
+
+    /** Read by the exception handler from the original arguments; declared here so every command accepts it. */
+    @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT, description = "Print stack traces on errors.")
+    boolean verbose;
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the CLI and returns its exit code. */
+    public static int run(String... args) {
+        return commandLine().execute(args);
+    }
+
+    /** The configured command line: errors in a command print one line and exit 1. */
+    public static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new Main());
+        cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            if (parsed.originalArgs().contains("--verbose")) ex.printStackTrace(cmd.getErr());
+            cmd.getErr().println("jquant: " + message(ex));
+            cmd.getErr().flush();
+            return 1;
+        });
+        return cli;
+    }
+
+    private static String message(Throwable ex) {
+        if (ex instanceof UncheckedIOException u && u.getCause() != null) ex = u.getCause();
+        String m = ex.getMessage();
+        if (ex instanceof IOException || ex instanceof IllegalArgumentException || ex instanceof IllegalStateException) {
+            return m != null ? m : ex.getClass().getSimpleName();
+        }
+        return ex.getClass().getSimpleName() + (m != null ? ": " + m : "");
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties p = new Properties();
+            try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+                if (in != null) p.load(in);
+            }
+            return new String[]{"jquant " + p.getProperty("version", "unknown") + " (Java " + Runtime.version() + ")"};
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package jquant.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+class CliTest {
+
+    /** Exit code, stdout and stderr of one CLI invocation. */
+    record Result(int code, String out, String err) {}
+
+    static Result run(String... args) {
+        StringWriter out = new StringWriter(), err = new StringWriter();
+        int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    static Path shared(String model) {
+        Path p = Path.of(System.getProperty("jquant.shared", "../shared"), "models", model);
+        assumeThat(Files.exists(p)).as("shared model %s", p).isTrue();
+        return p;
+    }
+
+    @Test
+    void versionAndHelpExitZero() {
+        assertThat(run("--version").out()).startsWith("jquant ");
+        Result help = run("--help");
+        assertThat(help.code()).isZero();
+        assertThat(help.out()).contains("inspect", "demo");
+    }
+
+    @Test
+    void usageErrorsExitTwo() {
+        assertThat(run("inspect").code()).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(run("no-such-command").code()).isEqualTo(2);
+        assertThat(run("inspect", "--no-such-option", "x").code()).isEqualTo(2);
+    }
+
+    @Test
+    void inputErrorsAreOneLineAndExitOne(@TempDir Path dir) throws Exception {
+        Result missing = run("inspect", dir.resolve("missing.bin").toString());
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err().strip()).startsWith("jquant: ").contains("missing.bin").doesNotContain("\n").doesNotContain("Exception");
+        Path garbage = dir.resolve("garbage.bin");
+        Files.write(garbage, new byte[]{1, 2, 3});
+        Result bad = run("inspect", garbage.toString());
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("garbage.bin").doesNotContain("\tat ");
+        assertThat(run("inspect", "--verbose", garbage.toString()).err()).contains("\tat ");
+    }
+
+    @Test
+    void inspectJsonDescribesStories260k() throws Exception {
+        Result r = run("inspect", "--json", shared("stories260K.bin").toString());
+        assertThat(r.code()).isZero();
+        JsonNode json = new ObjectMapper().readTree(r.out());
+        assertThat(json.at("/config/dim").asInt()).isEqualTo(64);
+        assertThat(json.at("/config/layers").asInt()).isEqualTo(5);
+        assertThat(json.at("/tensors").size()).isEqualTo(1 + 9 * 5 + 1 + 2);
+        assertThat(json.at("/totals/bytes").asLong()).isEqualTo(Files.size(shared("stories260K.bin")) - 28);
+        assertThat(json.at("/vocabulary/size").asInt()).isEqualTo(512);
+    }
+
+    @Test
+    void demoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
+        Result first = run("demo", "--out", dir.resolve("a").toString());
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(first.out()).contains("$ jquant inspect", "dim 256, hidden 768, layers 2");
+        assertThat(run("demo", "--out", dir.resolve("b").toString()).code()).isZero();
+        for (String f : new String[]{"model.bin", "tokenizer.bin", "story.txt"}) {
+            assertThat(Files.mismatch(dir.resolve("a").resolve(f), dir.resolve("b").resolve(f))).as(f).isEqualTo(-1L);
+        }
+        assertThat(run("demo", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();
+        assertThat(Files.mismatch(dir.resolve("a/model.bin"), dir.resolve("c/model.bin"))).isNotEqualTo(-1L);
+    }
+}

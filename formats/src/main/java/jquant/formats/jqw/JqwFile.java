@@ -1,0 +1,147 @@
+package jquant.formats.jqw;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.formats.CheckpointException;
+import jquant.formats.MappedFile;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * A jquant packed file opened for reading: memory-mapped, header and metadata validated, and every
+ * layer's CRC-32C checked on open, so a corrupted file fails to load with the layer named.
+ */
+public final class JqwFile implements AutoCloseable {
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** CRC-32C is fed in chunks so layers larger than a ByteBuffer's 2 GB work. */
+    private static final long CRC_CHUNK = 1L << 30;
+
+    private final Path path;
+    private final MappedFile file;
+    private final ObjectNode metadata;
+    private final List<JqwLayer> layers;
+    private final Map<String, JqwTensor> tensors = new LinkedHashMap<>();
+
+    private JqwFile(Path path, MappedFile file, ObjectNode metadata, List<JqwLayer> layers) {
+        this.path = path;
+        this.file = file;
+        this.metadata = metadata;
+        this.layers = layers;
+        for (JqwLayer l : layers) for (JqwTensor t : l.tensors()) tensors.put(t.name(), t);
+    }
+
+    /** True if {@code head} starts with the packed-file magic. */
+    public static boolean looksLike(MemorySegment head) {
+        return head.byteSize() >= JqwHeader.MAGIC.length
+                && Arrays.equals(head.asSlice(0, JqwHeader.MAGIC.length).toArray(ValueLayout.JAVA_BYTE), JqwHeader.MAGIC);
+    }
+
+    public static JqwFile open(Path path) throws CheckpointException {
+        MappedFile file = MappedFile.open(path);
+        try {
+            return read(path, file);
+        } catch (CheckpointException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    private static JqwFile read(Path path, MappedFile file) throws CheckpointException {
+        MemorySegment seg = file.segment();
+        long size = seg.byteSize();
+        if (size < JqwHeader.SIZE || !looksLike(seg)) throw new CheckpointException(path, "not a jquant packed file (bad magic or too short)");
+        int version = seg.get(I32, JqwHeader.OFF_VERSION);
+        if (version != JqwHeader.VERSION) throw new CheckpointException(path, "packed file version " + version + " is not supported (expected " + JqwHeader.VERSION + ")");
+        if (seg.get(I32, JqwHeader.OFF_HEADER_SIZE) != JqwHeader.SIZE) throw new CheckpointException(path, "bad header size");
+        for (long off : new long[]{JqwHeader.OFF_META_CRC + 4, 48, 52, 56, 60}) {
+            if (seg.get(I32, off) != 0) throw new CheckpointException(path, "reserved header bytes at " + off + " are not zero");
+        }
+        long fileLength = seg.get(I64, JqwHeader.OFF_FILE_LENGTH);
+        if (fileLength != size) throw new CheckpointException(path, "file is " + size + " bytes but its header says " + fileLength + " (truncated or appended to)");
+        long metaOffset = seg.get(I64, JqwHeader.OFF_META_OFFSET);
+        long metaLength = seg.get(I64, JqwHeader.OFF_META_LENGTH);
+        if (metaOffset < JqwHeader.SIZE || metaLength <= 0 || metaLength > Integer.MAX_VALUE || metaOffset + metaLength != size) {
+            throw new CheckpointException(path, "metadata range " + metaOffset + "+" + metaLength + " is outside the file");
+        }
+        MemorySegment meta = seg.asSlice(metaOffset, metaLength);
+        if (crc(meta) != Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_META_CRC))) {
+            throw new CheckpointException(path, "metadata checksum mismatch: the file is corrupted");
+        }
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode root;
+        List<JqwLayer> layers = new ArrayList<>();
+        try {
+            JsonNode node = json.readTree(new String(meta.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
+            if (!(node instanceof ObjectNode o)) throw new CheckpointException(path, "metadata is not a JSON object");
+            root = o;
+            for (JsonNode l : root.path("layers")) layers.add(json.treeToValue(l, JqwLayer.class));
+        } catch (JsonProcessingException e) {
+            throw new CheckpointException(path, "metadata is not valid: " + e.getOriginalMessage());
+        }
+        if (layers.isEmpty()) throw new CheckpointException(path, "no layers in the layer directory");
+        long prevEnd = JqwHeader.SIZE;
+        for (JqwLayer l : layers) {
+            if (l.offset() != prevEnd || l.length() < 0 || l.offset() + l.length() > metaOffset) {
+                throw new CheckpointException(path, "layer " + l.name() + " range " + l.offset() + "+" + l.length() + " does not follow the previous layer inside the data");
+            }
+            prevEnd = l.offset() + l.length();
+            for (JqwTensor t : l.tensors()) {
+                for (Map.Entry<String, long[]> p : t.parts().entrySet()) {
+                    long[] r = p.getValue();
+                    if (r.length != 2 || r[0] < l.offset() || r[1] < 0 || r[0] + r[1] > l.offset() + l.length()) {
+                        throw new CheckpointException(path, "tensor " + t.name() + " part " + p.getKey() + " lies outside layer " + l.name());
+                    }
+                }
+            }
+            if (crc(seg.asSlice(l.offset(), l.length())) != l.crc32c()) {
+                throw new CheckpointException(path, "checksum mismatch in layer " + l.name() + ": the file is corrupted");
+            }
+        }
+        if (prevEnd != metaOffset) throw new CheckpointException(path, "layers end at " + prevEnd + " but metadata starts at " + metaOffset);
+        return new JqwFile(path, file, root, layers);
+    }
+
+    private static long crc(MemorySegment s) {
+        CRC32C crc = new CRC32C();
+        for (long off = 0; off < s.byteSize(); off += CRC_CHUNK) {
+            crc.update(s.asSlice(off, Math.min(CRC_CHUNK, s.byteSize() - off)).asByteBuffer());
+        }
+        return crc.getValue();
+    }
+
+    public Path path() { return path; }
+
+    /** The whole metadata object (model, tokenizer, quantization, layers, …). */
+    public ObjectNode metadata() { return metadata; }
+
+    public List<JqwLayer> layers() { return layers; }
+
+    /** Tensors by name, in file order. */
+    public Map<String, JqwTensor> tensors() { return tensors; }
+
+    /** The bytes of one part of a tensor, as a slice of the mapping. */
+    public MemorySegment part(JqwTensor t, String part) {
+        long[] r = t.part(part);
+        return file.segment().asSlice(r[0], r[1]);
+    }
+
+    public long size() { return file.size(); }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+}

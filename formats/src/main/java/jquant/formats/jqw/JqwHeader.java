@@ -1,0 +1,33 @@
+package jquant.formats.jqw;
+
+/**
+ * The fixed 64-byte header that starts every jquant packed file ({@code docs/jqw-format.md}).
+ *
+ * <pre>
+ * offset size field
+ *      0    8 magic "JQUANTPK"
+ *      8    4 u32 version (1)
+ *     12    4 u32 header size (64)
+ *     16    8 u64 metadata offset   (JSON, UTF-8, after the data)
+ *     24    8 u64 metadata length
+ *     32    4 u32 metadata CRC-32C
+ *     36    4 u32 reserved (0)
+ *     40    8 u64 file length
+ *     48   16 zero
+ * </pre>
+ * All integers little-endian. Data starts at 64; every part is 64-byte aligned.
+ */
+final class JqwHeader {
+    static final byte[] MAGIC = {'J', 'Q', 'U', 'A', 'N', 'T', 'P', 'K'};
+    static final int VERSION = 1;
+    static final int SIZE = 64;
+    static final int ALIGNMENT = 64;
+    static final int OFF_VERSION = 8;
+    static final int OFF_HEADER_SIZE = 12;
+    static final int OFF_META_OFFSET = 16;
+    static final int OFF_META_LENGTH = 24;
+    static final int OFF_META_CRC = 32;
+    static final int OFF_FILE_LENGTH = 40;
+
+    private JqwHeader() {}
+}
