@@ -12,8 +12,8 @@ import java.util.List;
  * thread-safe; open one session per concurrent text.
  *
  * <p>{@link #forward} runs a batch of tokens through every matrix at once (prefill, evaluation);
- * {@link #decode} is the one-token step of generation. Both give the same numbers: each output of a
- * batch is computed exactly as it would be alone.
+ * {@link #decode} is the one-token step of generation. Both compute each output of a batch in the
+ * same order as it would be computed alone, so they agree to rounding.
  *
  * <p>The cache keeps keys and values transposed, {@code [layer][kvHead·headDim + d][position]}, so
  * that attention scores and the weighted sum of values run along positions, which vectorizes for any

@@ -12,7 +12,9 @@ import jdk.incubator.vector.VectorSpecies;
  * serves 4 tokens, and a block of 4 weight rows stays in cache while every token of the batch passes
  * over it (the weights are streamed once per batch). Every output element, whatever tile computed
  * it, is summed in the same order (lane-wise over full vectors, then {@code reduceLanes}, then the
- * scalar tail), so a batch of tokens gives bit-identical results to the same tokens one at a time.
+ * scalar tail), so a batch of tokens matches the same tokens one at a time to the last bit or two
+ * (not always exactly: interpreted and JIT-compiled Vector API code round {@code reduceLanes} and
+ * {@code EXP} differently).
  */
 public final class VectorKernels implements Kernels {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
