@@ -15,6 +15,7 @@ import jquant.runtime.LlamaModel;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.kernels.WorkerPool;
 
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,7 +36,10 @@ import java.util.SplittableRandom;
  *       5632, 32 heads, 4 kv heads, vocab 32000, tied) cut to 2 layers.</li>
  * </ol>
  *
- * Run: {@code java --add-modules jdk.incubator.vector -Xmx6g -cp <runtime and formats classes>
+ * Every rate is best-of or averaged over wall-clock time; throughput is also given per CPU second
+ * so runs on a busy shared machine stay comparable.
+ *
+ * <p>Run: {@code java --add-modules jdk.incubator.vector -Xmx6g -cp <runtime and formats classes>
  * jquant.runtime.bench.RuntimeBench [path/to/stories260K.bin]}.
  */
 public final class RuntimeBench {
@@ -57,14 +61,16 @@ public final class RuntimeBench {
                 vectorMatvec, vectorMatvec / bandwidth, scalarMatvec, scalarMatvec / bandwidth, vectorMatvec / scalarMatvec);
 
         try (Checkpoint c = Checkpoints.open(stories)) {
-            double v = evalTokensPerSecond(load(c, Compute.vector()), 256, 3.0);
-            double s = evalTokensPerSecond(load(c, Compute.scalar()), 256, 3.0);
-            System.out.printf("stories260K eval, ctx 256: vector %.0f tok/s, scalar %.0f tok/s, vector/scalar %.1f×%n", v, s, v / s);
+            Throughput v = evalThroughput(load(c, Compute.vector()), 256, 3.0);
+            Throughput s = evalThroughput(load(c, Compute.scalar()), 256, 3.0);
+            System.out.printf("stories260K eval, ctx 256: vector %s, scalar %s, vector/scalar %.1f× (per CPU-s %.1f×)%n",
+                    v, s, v.perSecond() / s.perSecond(), v.perCpuSecond() / s.perCpuSecond());
         }
         ModelConfig shape = new ModelConfig(2048, 5632, 2, 32, 4, 32000, 2048, 10000f, 1e-5f, true);
-        double v = evalTokensPerSecond(random(shape, Compute.vector(), 42), 256, 5.0);
-        double s = evalTokensPerSecond(random(shape, Compute.scalar(), 42), 256, 5.0);
-        System.out.printf("random Llama dim 2048 × 2 layers eval, ctx 256: vector %.1f tok/s, scalar %.1f tok/s, vector/scalar %.1f×%n", v, s, v / s);
+        Throughput v = evalThroughput(random(shape, Compute.vector(), 42), 256, 5.0);
+        Throughput s = evalThroughput(random(shape, Compute.scalar(), 42), 256, 5.0);
+        System.out.printf("random Llama dim 2048 × 2 layers eval, ctx 256: vector %s, scalar %s, vector/scalar %.1f× (per CPU-s %.1f×)%n",
+                v, s, v.perSecond() / s.perSecond(), v.perCpuSecond() / s.perCpuSecond());
     }
 
     private static LlamaModel load(Checkpoint c, Compute compute) {
@@ -74,14 +80,14 @@ public final class RuntimeBench {
     /** Floats summed per call: small enough that the loop is compiled after the first passes. */
     private static final int SUM_CHUNK = 1 << 20;
 
-    /** Best of 8 passes summing a pre-touched 1 GiB buffer in 4 MiB chunks shared across the pool; GB/s. */
+    /** Best of 16 passes summing a pre-touched 1 GiB buffer in 4 MiB chunks shared across the pool; GB/s. */
     private static double readBandwidth(WorkerPool pool) {
         float[] buffer = new float[1 << 28];
         for (int i = 0; i < buffer.length; i++) buffer[i] = i & 7; // touch every page before timing
         int chunks = buffer.length / SUM_CHUNK;
         double[] sums = new double[chunks];
         double best = 0;
-        for (int pass = 0; pass < 8; pass++) {
+        for (int pass = 0; pass < 16; pass++) {
             long t0 = System.nanoTime();
             pool.forRange(chunks, SUM_CHUNK, (worker, start, end) -> {
                 for (int chunk = start; chunk < end; chunk++) sums[chunk] = sum(buffer, chunk * SUM_CHUNK, SUM_CHUNK);
@@ -129,8 +135,20 @@ public final class RuntimeBench {
         return best;
     }
 
-    /** Tokens/s of perplexity-style windows (one warm-up window, then at least {@code seconds}). */
-    private static double evalTokensPerSecond(LlamaModel model, int ctx, double seconds) {
+    /** Tokens per wall-clock second and per CPU second of all threads (the machine may be shared). */
+    private record Throughput(double perSecond, double perCpuSecond) {
+        @Override
+        public String toString() {
+            return String.format("%.1f tok/s (%.1f tok/CPU-s)", perSecond, perCpuSecond);
+        }
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Throughput of perplexity-style windows (one warm-up window, then at least {@code seconds}). */
+    private static Throughput evalThroughput(LlamaModel model, int ctx, double seconds) {
         SplittableRandom rnd = new SplittableRandom(5);
         int[] window = new int[ctx];
         for (int i = 0; i < ctx; i++) window[i] = rnd.nextInt(model.config().vocabSize());
@@ -138,13 +156,14 @@ public final class RuntimeBench {
         session.forward(window, 0, ctx / 2);
         long tokens = 0;
         long t0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
         long elapsed;
         do {
             session.forward(window, 0, ctx / 2);
             tokens += ctx;
             elapsed = System.nanoTime() - t0;
         } while (elapsed < seconds * 1e9);
-        return tokens / (elapsed / 1e9);
+        return new Throughput(tokens / (elapsed / 1e9), tokens / ((processCpuNanos() - cpu0) / 1e9));
     }
 
     /** A model of {@code c}'s shape with seeded N(0, 0.02²)-ish uniform weights and unit norms. */
