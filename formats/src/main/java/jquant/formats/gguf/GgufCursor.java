@@ -76,7 +76,7 @@ final class GgufCursor {
     long count(String what, long minItemBytes) throws CheckpointException {
         long n = u64(what);
         if (n < 0 || (minItemBytes > 0 && n > remaining() / minItemBytes)) {
-            throw error(what + " " + Long.toUnsignedString(n) + " cannot fit in the " + remaining() + " bytes left");
+            throw error("truncated or corrupt: " + what + " " + Long.toUnsignedString(n) + " cannot fit in the " + remaining() + " bytes left");
         }
         return n;
     }
