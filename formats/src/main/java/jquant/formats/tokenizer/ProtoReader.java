@@ -69,7 +69,10 @@ final class ProtoReader {
         switch (wireType) {
             case VARINT -> varint();
             case FIXED64 -> { need(8); position += 8; }
-            case LENGTH_DELIMITED -> position += length();
+            case LENGTH_DELIMITED -> {
+                int length = length(); // read before adding: length() itself advances position
+                position += length;
+            }
             case FIXED32 -> { need(4); position += 4; }
             default -> throw new IllegalArgumentException("unsupported protobuf wire type " + wireType + " at byte " + position);
         }
