@@ -58,6 +58,13 @@ class GgufCheckpointTest {
         }
     }
 
+    @Test
+    void aRealFileWithATypeJquantDoesNotReadIsRefusedNamingTheId() {
+        // tinystories-6M-Q4_0.gguf stores `output` as Q6_K (ggml type 14)
+        assertThatThrownBy(() -> GgufCheckpoint.open(SharedFiles.model("tinystories-6M/tinystories-6M-Q4_0.gguf")))
+                .isInstanceOf(CheckpointException.class).hasMessageContaining("tensor output.weight has ggml type id 14");
+    }
+
     /** Rewrites the real stories260K file with {@code edit} applied to its metadata and tensor list. */
     private Path edited(java.util.function.BiConsumer<SequencedMap<String, GgufValue>, List<Tensor>> edit) throws Exception {
         Path out = dir.resolve("edited.gguf");
