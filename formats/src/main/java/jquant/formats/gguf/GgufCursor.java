@@ -22,6 +22,9 @@ final class GgufCursor {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /** Real files nest at most two deep; a deeper file is corrupt, and unbounded recursion would overflow the stack. */
+    static final int MAX_ARRAY_NESTING = 16;
+
     private final Path file;
     private final MemorySegment bytes;
     private long position;
@@ -104,6 +107,10 @@ final class GgufCursor {
     }
 
     GgufValue value(GgufType type, String what) throws CheckpointException {
+        return value(type, what, 0);
+    }
+
+    private GgufValue value(GgufType type, String what, int depth) throws CheckpointException {
         return switch (type) {
             case UINT8 -> GgufValue.of(type, u8(what));
             case INT8 -> GgufValue.of(type, (byte) u8(what));
@@ -131,10 +138,11 @@ final class GgufCursor {
             }
             case STRING -> GgufValue.string(string(what));
             case ARRAY -> {
+                if (depth == MAX_ARRAY_NESTING) throw error(what + " nests arrays more than " + MAX_ARRAY_NESTING + " deep");
                 GgufType elementType = type(what + " element type");
                 long n = count(what + " element count", elementType.minBytes());
                 List<GgufValue> elements = new ArrayList<>((int) Math.min(n, 1 << 16));
-                for (long i = 0; i < n; i++) elements.add(value(elementType, what));
+                for (long i = 0; i < n; i++) elements.add(value(elementType, what, depth + 1));
                 yield GgufValue.array(elementType, elements);
             }
         };

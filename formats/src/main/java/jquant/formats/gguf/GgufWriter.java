@@ -15,6 +15,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.SequencedMap;
 import java.util.Set;
+import java.util.UUID;
 import jquant.formats.Tensor;
 
 /**
@@ -43,7 +44,8 @@ public final class GgufWriter {
         long alignment = alignment(metadata);
         byte[] header = header(metadata, tensors, alignment);
         Path folder = target.toAbsolutePath().getParent();
-        Path temp = Files.createTempFile(folder, target.getFileName() + ".", ".tmp");
+        // created like any new file (umask permissions, unlike createTempFile's owner-only ones)
+        Path temp = Files.createFile(folder.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp"));
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
                 writeFully(out, ByteBuffer.wrap(header));

@@ -120,6 +120,14 @@ class GgufFileTest {
     }
 
     @Test
+    void rejectsArraysNestedDeeperThanAnyRealFile() {
+        GgufBytes b = new GgufBytes().header(3, 0, 1).string("k").u32(9);
+        for (int i = 0; i < 10_000; i++) b.u32(9).u64(1);
+        b.u32(4).u64(1).u32(0);
+        assertRejected(b.bytes(), "nests arrays more than 16 deep");
+    }
+
+    @Test
     void rejectsTruncatedFiles() {
         byte[] whole = new GgufBytes().header(3, 0, 1).string("key").u32(8).string("value").bytes();
         assertRejected(java.util.Arrays.copyOf(whole, whole.length - 3), "truncated");
