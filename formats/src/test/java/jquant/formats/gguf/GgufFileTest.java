@@ -82,6 +82,25 @@ class GgufFileTest {
     }
 
     @Test
+    void mapsTensorsBeyondTwoGigabytes() throws IOException {
+        long elements = (1L << 31) + 64;
+        Path p = file(new GgufBytes().header(3, 2, 0)
+                .tensor("small", new long[] {32}, DType.I8.ggmlId(), 0)
+                .tensor("big", new long[] {elements}, DType.I8.ggmlId(), 32).padTo(32).bytes());
+        try (var raf = new java.io.RandomAccessFile(p.toFile(), "rw")) {
+            long dataStart = raf.length();
+            raf.setLength(dataStart + 32 + elements); // sparse: no disk blocks are written
+            raf.seek(dataStart + 32 + elements - 1);
+            raf.write(7);
+        }
+        try (GgufFile f = GgufFile.open(p)) {
+            Tensor big = f.tensors().get("big");
+            assertThat(big.byteSize()).isEqualTo(elements);
+            assertThat(big.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, elements - 1)).isEqualTo((byte) 7);
+        }
+    }
+
+    @Test
     void readsVersion2() throws IOException {
         byte[] bytes = new GgufBytes().header(2, 0, 1).string("k").u32(8).string("v").bytes();
         try (GgufFile f = GgufFile.open(file(bytes))) {

@@ -223,6 +223,23 @@ class SafetensorsCheckpointTest {
     }
 
     @Test
+    void mapsFilesBeyondTwoGigabytes() throws Exception {
+        long elements = (1L << 31) + 8;
+        Path f = dir.resolve("big.safetensors");
+        SafetensorsWriting.raw(f, "{\"big\":{\"dtype\":\"U8\",\"shape\":[" + elements + "],\"data_offsets\":[0," + elements + "]}}", new byte[0]);
+        try (var raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+            raf.setLength(raf.length() + elements); // sparse
+            raf.seek(raf.length() - 1);
+            raf.write(9);
+        }
+        try (SafetensorsFile s = SafetensorsFile.open(f)) {
+            Tensor big = s.tensors().get("big");
+            assertThat(big.byteSize()).isEqualTo(elements);
+            assertThat(big.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, elements - 1)).isEqualTo((byte) 9);
+        }
+    }
+
+    @Test
     void segmentsAreSlicesOfTheMapping() throws Exception {
         try (SafetensorsFile f = SafetensorsFile.open(SharedFiles.model("stories260K-hf/model.safetensors"))) {
             MemorySegment a = f.tensors().firstEntry().getValue().data();
