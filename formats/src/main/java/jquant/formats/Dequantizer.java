@@ -3,6 +3,12 @@ package jquant.formats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import jquant.formats.quant.PQ2_0Dequantizer;
+import jquant.formats.quant.PTQ1_0Dequantizer;
+import jquant.formats.quant.Q4_0Dequantizer;
+import jquant.formats.quant.Q8_0Dequantizer;
+import jquant.formats.quant.TQ1_0Dequantizer;
+import jquant.formats.quant.TQ2_0Dequantizer;
 
 /**
  * Scalar reference decoding of a stored element type to float32. Each implementation is the
@@ -31,7 +37,12 @@ public interface Dequantizer {
             case U8 -> (src, dst, off, n) -> {
                 for (int i = 0; i < n; i++) dst[off + i] = Byte.toUnsignedInt(src.get(ValueLayout.JAVA_BYTE, i));
             };
-            default -> throw new UnsupportedOperationException("no dequantizer for " + type + " yet");
+            case Q8_0 -> new Q8_0Dequantizer();
+            case Q4_0 -> new Q4_0Dequantizer();
+            case TQ1_0 -> new TQ1_0Dequantizer();
+            case TQ2_0 -> new TQ2_0Dequantizer();
+            case PQ2_0 -> new PQ2_0Dequantizer();
+            case PTQ1_0 -> new PTQ1_0Dequantizer();
         };
     }
 }

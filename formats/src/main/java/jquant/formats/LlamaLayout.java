@@ -1,0 +1,50 @@
+package jquant.formats;
+
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * The tensor shapes a Llama-family {@link ModelConfig} implies, and the completeness check every reader
+ * runs on open, so that a checkpoint missing a layer's tensor or holding one of the wrong shape is
+ * refused up front rather than failing mid-inference.
+ */
+public final class LlamaLayout {
+    private LlamaLayout() {}
+
+    /** Row-major shape of the tensor playing {@code kind}: matrices {@code [out, in]}, norms {@code [dim]}. */
+    public static long[] expectedShape(TensorKind kind, ModelConfig c) {
+        return switch (kind) {
+            case EMBEDDING, HEAD -> new long[] {c.vocabSize(), c.dim()};
+            case ATTN_NORM, FFN_NORM, FINAL_NORM -> new long[] {c.dim()};
+            case WQ, WO -> new long[] {c.dim(), c.dim()};
+            case WK, WV -> new long[] {c.kvDim(), c.dim()};
+            case W_GATE, W_UP -> new long[] {c.hiddenDim(), c.dim()};
+            case W_DOWN -> new long[] {c.dim(), c.hiddenDim()};
+        };
+    }
+
+    /**
+     * Checks that every canonical tensor of every layer is present with its expected shape ({@link TensorKind#HEAD}
+     * may be absent when the embeddings are tied).
+     */
+    public static void verify(Checkpoint checkpoint) throws CheckpointException {
+        ModelConfig c = checkpoint.config();
+        for (TensorKind kind : TensorKind.values()) {
+            int layers = kind.perLayer() ? c.layers() : 1;
+            for (int layer = 0; layer < layers; layer++) {
+                Optional<String> name = checkpoint.sourceName(kind, layer);
+                Tensor t = name.map(checkpoint.tensors()::get).orElse(null);
+                if (t == null) {
+                    if (kind == TensorKind.HEAD && c.tiedEmbeddings()) continue;
+                    throw new CheckpointException(checkpoint.source(), "missing tensor " + kind.canonicalName(layer)
+                            + name.map(n -> " (" + n + ")").orElse(""));
+                }
+                long[] expected = expectedShape(kind, c);
+                if (!Arrays.equals(t.shape(), expected)) {
+                    throw new CheckpointException(checkpoint.source(), "tensor " + t.name() + " has shape "
+                            + Arrays.toString(t.shape()) + ", the config implies " + Arrays.toString(expected));
+                }
+            }
+        }
+    }
+}

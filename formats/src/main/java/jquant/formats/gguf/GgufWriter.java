@@ -1,0 +1,157 @@
+package jquant.formats.gguf;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.SequencedMap;
+import java.util.Set;
+import java.util.UUID;
+import jquant.formats.Tensor;
+
+/**
+ * Writes a GGUF version 3 file (layout on {@link GgufFile}): the metadata in the given order with the
+ * given types, then the tensor table and the tensor data, each tensor starting on a multiple of
+ * {@code general.alignment} (32 if absent) and zero-padded to the next one, as ggml writes it.
+ *
+ * <p>The file is written to a temporary file in the target's folder and renamed over the target only
+ * once complete, so readers never see a half-written file.
+ */
+public final class GgufWriter {
+    public static final int VERSION = 3;
+    /** Bytes copied per write call; keeps each ByteBuffer view of a large mapped tensor below 2 GB. */
+    private static final long COPY_CHUNK = 1L << 26;
+
+    private GgufWriter() {}
+
+    /**
+     * Writes {@code tensors} (GGUF names = {@link Tensor#name()}; row-major shapes are reversed into GGUF
+     * dims) with {@code metadata} to {@code target}.
+     *
+     * @throws IllegalArgumentException for a DType GGUF has no id for, duplicate tensor names, or a
+     *                                  non-UINT32 / non-power-of-two {@code general.alignment}
+     */
+    public static void write(Path target, SequencedMap<String, GgufValue> metadata, Collection<Tensor> tensors) throws IOException {
+        long alignment = alignment(metadata);
+        byte[] header = header(metadata, tensors, alignment);
+        Path folder = target.toAbsolutePath().getParent();
+        // created like any new file (umask permissions, unlike createTempFile's owner-only ones)
+        Path temp = Files.createFile(folder.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp"));
+        try {
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                writeFully(out, ByteBuffer.wrap(header));
+                long position = header.length;
+                for (Tensor t : tensors) {
+                    for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
+                        MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
+                        writeFully(out, chunk.asByteBuffer());
+                    }
+                    position += t.byteSize();
+                    long padded = GgufFile.alignUp(position, alignment);
+                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                    position = padded;
+                }
+                out.force(true);
+            }
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    private static long alignment(SequencedMap<String, GgufValue> metadata) {
+        GgufValue a = metadata.get(GgufFile.ALIGNMENT_KEY);
+        if (a == null) return GgufFile.DEFAULT_ALIGNMENT;
+        if (a.type() != GgufType.UINT32 || a.asLong() == 0 || Long.bitCount(a.asLong()) != 1) {
+            throw new IllegalArgumentException(GgufFile.ALIGNMENT_KEY + " must be a UINT32 power of two, got " + a);
+        }
+        return a.asLong();
+    }
+
+    /** Everything before the data section, padded to the alignment. */
+    private static byte[] header(SequencedMap<String, GgufValue> metadata, Collection<Tensor> tensors, long alignment) {
+        Sink out = new Sink();
+        out.u32(GgufFile.MAGIC);
+        out.u32(VERSION);
+        out.u64(tensors.size());
+        out.u64(metadata.size());
+        metadata.forEach((key, value) -> {
+            out.string(key);
+            out.u32(value.type().id());
+            out.value(value);
+        });
+        Set<String> names = new HashSet<>();
+        long offset = 0;
+        for (Tensor t : tensors) {
+            if (!names.add(t.name())) throw new IllegalArgumentException("duplicate tensor name " + t.name());
+            if (t.dtype().ggmlId() < 0) throw new IllegalArgumentException("GGUF has no type id for " + t.dtype() + " (tensor " + t.name() + ")");
+            long[] shape = t.shape();
+            out.string(t.name());
+            out.u32(shape.length);
+            for (int d = shape.length - 1; d >= 0; d--) out.u64(shape[d]);
+            out.u32(t.dtype().ggmlId());
+            out.u64(offset);
+            offset = GgufFile.alignUp(offset + t.byteSize(), alignment);
+        }
+        out.pad(alignment);
+        return out.toByteArray();
+    }
+
+    private static void writeFully(FileChannel out, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) out.write(buffer);
+    }
+
+    /** Little-endian primitive encoder for the header. */
+    private static final class Sink extends ByteArrayOutputStream {
+        private final ByteBuffer scratch = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+
+        private void put(int bytes) {
+            write(scratch.array(), 0, bytes);
+            scratch.clear();
+        }
+
+        void u8(long v) { scratch.put((byte) v); put(1); }
+        void u16(long v) { scratch.putShort((short) v); put(2); }
+        void u32(long v) { scratch.putInt((int) v); put(4); }
+        void u64(long v) { scratch.putLong(v); put(8); }
+
+        void string(String s) {
+            byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+            u64(utf8.length);
+            write(utf8, 0, utf8.length);
+        }
+
+        void value(GgufValue v) {
+            switch (v.type()) {
+                case UINT8, INT8 -> u8(v.asLong());
+                case UINT16, INT16 -> u16(v.asLong());
+                case UINT32, INT32 -> u32(v.asLong());
+                case UINT64, INT64 -> u64(v.asLong());
+                case FLOAT32 -> u32(Float.floatToRawIntBits((Float) v.value()));
+                case FLOAT64 -> u64(Double.doubleToRawLongBits((Double) v.value()));
+                case BOOL -> u8(v.asBoolean() ? 1 : 0);
+                case STRING -> string(v.asString());
+                case ARRAY -> {
+                    GgufValue.GgufArray array = v.asArray();
+                    u32(array.elementType().id());
+                    u64(array.elements().size());
+                    for (GgufValue e : array.elements()) value(e);
+                }
+            }
+        }
+
+        void pad(long alignment) {
+            long padded = GgufFile.alignUp(size(), alignment);
+            while (size() < padded) write(0);
+        }
+    }
+}
