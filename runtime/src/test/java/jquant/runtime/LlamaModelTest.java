@@ -8,7 +8,6 @@ import jquant.formats.TensorKind;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -63,17 +62,6 @@ class LlamaModelTest {
             assertThat(tokenizer.decode(ids)).startsWith(
                     "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.")
                     .endsWith("Lily didn't want to help her mom, so she");
-        }
-    }
-
-    @Test
-    void tinystories6mGreedyGenerationsAreGolden() throws IOException {
-        for (String name : List.of("tinystories-6M", "tinystories-6M-ternary")) {
-            Path dir = Shared.model(name);
-            try (Checkpoint c = Checkpoints.open(dir.resolve(name + ".bin"), Shared.model("tok512.bin"))) {
-                assertThat(c.config().tiedEmbeddings()).isFalse();
-                assertThat(greedy200(LlamaModel.load(c))).as(name).containsExactly(Shared.goldenIds(dir.resolve("golden_generation.txt")));
-            }
         }
     }
 
