@@ -29,7 +29,7 @@ public final class Generation {
         int[] generated = new int[maxNewTokens];
         if (maxNewTokens == 0) return generated;
         int vocab = model.config().vocabSize();
-        InferenceSession session = model.newSession();
+        InferenceSession session = model.newSession(prompt.length + maxNewTokens - 1);
         float[] logits = session.forward(prompt, 0, prompt.length - 1);
         int count = 0;
         while (true) {

@@ -61,17 +61,17 @@ public final class Perplexity {
 
     /** Perplexity of {@code model} on {@code text}, tokenized with {@code tokenizer} (BOS as the vocabulary says). */
     public Result evaluate(LlamaModel model, Tokenizer tokenizer, String text, Progress progress) {
-        return evaluate(model, encode(tokenizer, text), tokenizer.bos(), progress);
+        return evaluate(model, encode(tokenizer, text), windowBos(tokenizer), progress);
     }
 
     /** Perplexity of {@code model} on {@code tokens}; each window starts with {@code bos} (-1: left as is). */
     public Result evaluate(LlamaModel model, int[] tokens, int bos, Progress progress) {
-        return run(model, null, tokens, bos, progress).model();
+        return run(model, null, tokens, bos, progress).model;
     }
 
     /** Perplexities of both models on {@code text} and the divergence of {@code model} from {@code base}. */
     public Comparison compare(LlamaModel model, LlamaModel base, Tokenizer tokenizer, String text, Progress progress) {
-        return compare(model, base, encode(tokenizer, text), tokenizer.bos(), progress);
+        return compare(model, base, encode(tokenizer, text), windowBos(tokenizer), progress);
     }
 
     /** Perplexities of both models on {@code tokens} and the divergence of {@code model} from {@code base}. */
@@ -80,7 +80,15 @@ public final class Perplexity {
             throw new IllegalArgumentException("the models have different vocabularies: " + model.config().vocabSize()
                     + " vs " + base.config().vocabSize() + " tokens");
         }
-        return run(model, base, tokens, bos, progress);
+        Scores s = run(model, base, tokens, bos, progress);
+        Arrays.sort(s.kl);
+        int count = s.kl.length;
+        return new Comparison(s.model, s.base, s.klSum / count, percentile(s.kl, 0.99), s.kl[count - 1], (double) s.sameTop / count);
+    }
+
+    /** llama.cpp puts BOS at the start of each window only when the vocabulary adds BOS to a text. */
+    private static int windowBos(Tokenizer tokenizer) {
+        return tokenizer.addsBos() ? tokenizer.bos() : -1;
     }
 
     private static int[] encode(Tokenizer tokenizer, String text) {
@@ -107,7 +115,10 @@ public final class Perplexity {
         }
     }
 
-    private Comparison run(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress) {
+    /** What one pass over the windows gathered; the divergence fields only with a base model. */
+    private record Scores(Result model, Result base, float[] kl, double klSum, int sameTop) {}
+
+    private Scores run(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress) {
         if (tokens.length == 0) throw new IllegalArgumentException("the text to evaluate is empty");
         checkContext(model, "model");
         if (base != null) checkContext(base, "base model");
@@ -155,11 +166,8 @@ public final class Perplexity {
             }
             if (progress != null) progress.update(w + 1, windows, Math.exp(nll.sum / scored));
         }
-        Result result = nll.result(tokens.length, windows, count);
-        if (base == null) return new Comparison(result, null, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
-        Arrays.sort(kl);
-        return new Comparison(result, baseNll.result(tokens.length, windows, count), klSum / count,
-                percentile(kl, 0.99), kl[count - 1], (double) sameTop / count);
+        return new Scores(nll.result(tokens.length, windows, count),
+                base == null ? null : baseNll.result(tokens.length, windows, count), kl, klSum, sameTop);
     }
 
     private void checkContext(LlamaModel m, String which) {

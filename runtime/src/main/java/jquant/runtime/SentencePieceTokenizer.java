@@ -77,6 +77,11 @@ public final class SentencePieceTokenizer implements Tokenizer {
     }
 
     @Override
+    public boolean addsBos() {
+        return vocabulary.addBos();
+    }
+
+    @Override
     public int[] encode(String text) {
         return encode(text, vocabulary.addBos());
     }

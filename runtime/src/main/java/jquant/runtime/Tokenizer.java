@@ -20,6 +20,9 @@ public interface Tokenizer {
     /** End-of-sequence id, or -1 if the vocabulary has none. */
     int eos();
 
+    /** Whether {@link #encode(String)} starts a text with BOS. */
+    boolean addsBos();
+
     /**
      * The tokenizer for {@code vocabulary}.
      *
