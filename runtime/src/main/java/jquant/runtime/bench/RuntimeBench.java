@@ -26,8 +26,8 @@ import java.util.SplittableRandom;
  * Runtime throughput, every figure against a baseline measured in the same run:
  *
  * <ol>
- *   <li>memory read bandwidth: summing a pre-touched 1 GiB float buffer on all workers (the ceiling
- *       of any memory-bound matrix-vector product);</li>
+ *   <li>memory read bandwidth: summing a pre-touched 1 GiB float buffer on all workers, timed per
+ *       256 MiB (the ceiling of any memory-bound matrix-vector product);</li>
  *   <li>float32 matrix-vector product (8192 × 8192, 256 MiB, too big for any cache): GB/s of weights
  *       read, as a fraction of that bandwidth, Vector API and scalar;</li>
  *   <li>evaluation throughput (tokens/s through {@link InferenceSession#forward} in 256-token windows,
@@ -80,20 +80,28 @@ public final class RuntimeBench {
     /** Floats summed per call: small enough that the loop is compiled after the first passes. */
     private static final int SUM_CHUNK = 1 << 20;
 
-    /** Best of 16 passes summing a pre-touched 1 GiB buffer in 4 MiB chunks shared across the pool; GB/s. */
+    /**
+     * Summing a pre-touched 1 GiB buffer in 4 MiB chunks shared across the pool, timed per 256 MiB
+     * quarter (the size of the matvec's matrix, so both see the same chance of being preempted on a
+     * shared machine); the best quarter over 8 passes, in GB/s.
+     */
     private static double readBandwidth(WorkerPool pool) {
         float[] buffer = new float[1 << 28];
         for (int i = 0; i < buffer.length; i++) buffer[i] = i & 7; // touch every page before timing
         int chunks = buffer.length / SUM_CHUNK;
+        int quarter = chunks / 4;
         double[] sums = new double[chunks];
         double best = 0;
-        for (int pass = 0; pass < 16; pass++) {
-            long t0 = System.nanoTime();
-            pool.forRange(chunks, SUM_CHUNK, (worker, start, end) -> {
-                for (int chunk = start; chunk < end; chunk++) sums[chunk] = sum(buffer, chunk * SUM_CHUNK, SUM_CHUNK);
-            });
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            best = Math.max(best, 4.0 * buffer.length / seconds / 1e9);
+        for (int pass = 0; pass < 8; pass++) {
+            for (int q = 0; q < 4; q++) {
+                int first = q * quarter;
+                long t0 = System.nanoTime();
+                pool.forRange(quarter, SUM_CHUNK, (worker, start, end) -> {
+                    for (int chunk = first + start; chunk < first + end; chunk++) sums[chunk] = sum(buffer, chunk * SUM_CHUNK, SUM_CHUNK);
+                });
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                best = Math.max(best, 4.0 * quarter * SUM_CHUNK / seconds / 1e9);
+            }
         }
         double total = 0;
         for (double s : sums) total += s;
@@ -101,15 +109,18 @@ public final class RuntimeBench {
         return best;
     }
 
-    /** Sum of {@code a[from, from + len)} with four independent vector accumulators ({@code len} a multiple of 4 vectors). */
+    /**
+     * Sum of {@code a[from, from + len)} read as four concurrent streams, one per quarter (one stream
+     * per thread leaves bandwidth unused, as a matrix-vector product reading four rows at once does not).
+     */
     private static double sum(float[] a, int from, int len) {
-        int step = 4 * F.length();
+        int quarter = len / 4;
         FloatVector s0 = FloatVector.zero(F), s1 = s0, s2 = s0, s3 = s0;
-        for (int i = from; i < from + len; i += step) {
+        for (int i = from; i < from + quarter; i += F.length()) {
             s0 = s0.add(FloatVector.fromArray(F, a, i));
-            s1 = s1.add(FloatVector.fromArray(F, a, i + F.length()));
-            s2 = s2.add(FloatVector.fromArray(F, a, i + 2 * F.length()));
-            s3 = s3.add(FloatVector.fromArray(F, a, i + 3 * F.length()));
+            s1 = s1.add(FloatVector.fromArray(F, a, i + quarter));
+            s2 = s2.add(FloatVector.fromArray(F, a, i + 2 * quarter));
+            s3 = s3.add(FloatVector.fromArray(F, a, i + 3 * quarter));
         }
         // exact: each lane sums at most 2^14 values ≤ 7
         return s0.add(s1).add(s2).add(s3).reduceLanes(VectorOperators.ADD);
