@@ -13,9 +13,6 @@ import jquant.runtime.kernels.WorkerPool;
  */
 public record Compute(Kernels kernels, WorkerPool pool) {
 
-    /** Weight rows per work item: the vector kernels' tile height, so splits never cut a tile. */
-    private static final int ROW_BLOCK = 4;
-
     /** Vector API kernels on the process-wide pool: the default. */
     public static Compute vector() {
         return new Compute(new VectorKernels(), WorkerPool.common());
@@ -26,10 +23,14 @@ public record Compute(Kernels kernels, WorkerPool pool) {
         return new Compute(new ScalarKernels(), WorkerPool.common());
     }
 
-    /** {@code y[n×out] = x[n×in] · wᵀ} for a dense row-major {@code w[out][in]}, rows split across the pool. */
-    public void matmul(float[] x, int n, int in, float[] w, int out, float[] y) {
-        int blocks = (out + ROW_BLOCK - 1) / ROW_BLOCK;
-        pool.forRange(blocks, (long) ROW_BLOCK * n * in, (worker, start, end) ->
-                kernels.matmulRows(x, n, in, w, start * ROW_BLOCK, Math.min(end * ROW_BLOCK, out), y, out));
+    /**
+     * {@code y[n×out] = x[n×in] · wᵀ} for {@code packed} = {@link Kernels#packWeights} of a row-major
+     * {@code w[out][in]}, rows split across the pool in blocks of the kernels' row alignment.
+     */
+    public void matmul(float[] x, int n, int in, float[] packed, int out, float[] y) {
+        int block = kernels.rowAlignment();
+        int blocks = (out + block - 1) / block;
+        pool.forRange(blocks, (long) block * n * in, (worker, start, end) ->
+                kernels.matmulRows(x, n, in, packed, start * block, Math.min(end * block, out), y, out));
     }
 }

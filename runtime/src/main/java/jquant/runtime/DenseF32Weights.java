@@ -1,19 +1,22 @@
 package jquant.runtime;
 
-/** Unquantized weights: the float32 matrix itself, multiplied with {@link Compute#matmul}. */
+/**
+ * Unquantized weights: the float32 matrix, in the layout its kernels multiply by
+ * ({@link jquant.runtime.kernels.Kernels#packWeights}), multiplied with {@link Compute#matmul}.
+ */
 public final class DenseF32Weights implements LinearWeights {
-    private final float[] w;
+    private final float[] packed;
     private final int out;
     private final int in;
     private final Compute compute;
 
-    /** Wraps row-major {@code w[out][in]} (not copied). */
+    /** Takes row-major {@code w[out][in]}; the kernels may repack it (then {@code w} is not kept). */
     public DenseF32Weights(float[] w, int out, int in, Compute compute) {
         if (out <= 0 || in <= 0 || (long) out * in != w.length) {
             throw new IllegalArgumentException("a " + out + "×" + in + " matrix needs " + (long) out * in
                     + " floats, got " + w.length);
         }
-        this.w = w;
+        this.packed = compute.kernels().packWeights(w, out, in);
         this.out = out;
         this.in = in;
         this.compute = compute;
@@ -31,6 +34,6 @@ public final class DenseF32Weights implements LinearWeights {
 
     @Override
     public void matmul(float[] x, int n, float[] y) {
-        compute.matmul(x, n, in, w, out, y);
+        compute.matmul(x, n, in, packed, out, y);
     }
 }

@@ -7,6 +7,16 @@ package jquant.runtime.kernels;
 public final class ScalarKernels implements Kernels {
 
     @Override
+    public float[] packWeights(float[] w, int out, int in) {
+        return w;
+    }
+
+    @Override
+    public int rowAlignment() {
+        return 1;
+    }
+
+    @Override
     public void matmulRows(float[] x, int n, int in, float[] w, int rowStart, int rowEnd, float[] y, int out) {
         for (int i = 0; i < n; i++) {
             for (int r = rowStart; r < rowEnd; r++) {

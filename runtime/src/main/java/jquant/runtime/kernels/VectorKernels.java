@@ -5,87 +5,127 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@link Kernels} with the incubating Vector API at the platform's preferred width.
+ * {@link Kernels} with the incubating Vector API at the platform's preferred width ({@code L} lanes).
  *
- * <p>The matrix product works on tiles of 4 tokens × 4 weight rows: per step it loads 4 activation
- * and 4 weight vectors and issues 16 fused multiply-adds, so each weight vector fetched from memory
- * serves 4 tokens, and a block of 4 weight rows stays in cache while every token of the batch passes
- * over it (the weights are streamed once per batch). Every output element, whatever tile computed
- * it, is summed in the same order (lane-wise over full vectors, then {@code reduceLanes}, then the
- * scalar tail), so a batch of tokens matches the same tokens one at a time to the last bit or two
- * (not always exactly: interpreted and JIT-compiled Vector API code round {@code reduceLanes} and
- * {@code EXP} differently).
+ * <p>The matrix product runs on weights repacked into panels of {@code L} output rows, stored
+ * column by column, so one vector load brings one input element's weights for {@code L} outputs:
+ *
+ * <pre>
+ * W [out][in] row-major             packed: panel p = rows pL .. pL+L-1 (zero rows past out)
+ *   row r: w[r][0] w[r][1] …          k = 0: w[pL][0]  w[pL+1][0] … w[pL+L-1][0]
+ *                                     k = 1: w[pL][1]  w[pL+1][1] … w[pL+L-1][1]   …
+ * </pre>
+ *
+ * A tile of 8 tokens × 2 panels keeps 16 accumulators in registers; per input element it loads two
+ * weight vectors, broadcasts 8 activations and issues 16 fused multiply-adds, with no horizontal
+ * reduction at the end. Panels are the outer loop, so a panel pair stays in cache while every token
+ * of the batch passes over it: the weights are streamed once per batch. One token (the
+ * matrix-vector case) runs two panels at once, two streams from memory.
+ *
+ * <p>Every output is one lane's fused multiply-add chain over {@code k = 0, 1, …, in-1}, whatever tile
+ * computed it, so a batch gives bit-identical products to the same tokens one at a time.
  */
 public final class VectorKernels implements Kernels {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int LANES = F.length();
-    /** Weight rows and tokens per tile. */
-    private static final int TILE = 4;
+    /** Tokens per batched tile. */
+    private static final int TOKENS = 8;
 
     @Override
-    public void matmulRows(float[] x, int n, int in, float[] w, int rowStart, int rowEnd, float[] y, int out) {
-        int r = rowStart;
-        for (; r + TILE <= rowEnd; r += TILE) {
+    public int rowAlignment() {
+        return 2 * LANES;
+    }
+
+    @Override
+    public float[] packWeights(float[] w, int out, int in) {
+        int panels = (out + LANES - 1) / LANES;
+        float[] packed = new float[Math.multiplyExact(panels * LANES, in)];
+        for (int r = 0; r < out; r++) {
+            int base = (r / LANES) * LANES * in + r % LANES;
+            for (int k = 0; k < in; k++) packed[base + k * LANES] = w[r * in + k];
+        }
+        return packed;
+    }
+
+    @Override
+    public void matmulRows(float[] x, int n, int in, float[] packed, int rowStart, int rowEnd, float[] y, int out) {
+        if (rowStart % LANES != 0) throw new IllegalArgumentException("row range must start on a panel of " + LANES + " rows, got " + rowStart);
+        int panelEnd = (rowEnd + LANES - 1) / LANES;
+        int p = rowStart / LANES;
+        for (; p + 2 <= panelEnd; p += 2) {
             int i = 0;
-            for (; i + TILE <= n; i += TILE) tile4x4(x, i, in, w, r, y, out);
-            for (; i < n; i++) tile1x4(x, i, in, w, r, y, out);
+            for (; i + TOKENS <= n; i += TOKENS) tile8x2(x, i, in, packed, p, y, out);
+            for (; i < n; i++) tile1x2(x, i, in, packed, p, y, out);
         }
-        for (; r < rowEnd; r++) {
-            for (int i = 0; i < n; i++) y[i * out + r] = dot(x, i * in, w, r * in, in);
+        if (p < panelEnd) {
+            for (int i = 0; i < n; i++) tile1x1(x, i, in, packed, p, y, out);
         }
     }
 
-    private static void tile4x4(float[] x, int i, int in, float[] w, int r, float[] y, int out) {
-        int x0 = i * in, x1 = x0 + in, x2 = x1 + in, x3 = x2 + in;
-        int w0 = r * in, w1 = w0 + in, w2 = w1 + in, w3 = w2 + in;
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
-        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-        int bound = F.loopBound(in);
-        for (int k = 0; k < bound; k += LANES) {
-            FloatVector v0 = FloatVector.fromArray(F, w, w0 + k);
-            FloatVector v1 = FloatVector.fromArray(F, w, w1 + k);
-            FloatVector v2 = FloatVector.fromArray(F, w, w2 + k);
-            FloatVector v3 = FloatVector.fromArray(F, w, w3 + k);
-            FloatVector u = FloatVector.fromArray(F, x, x0 + k);
-            a00 = u.fma(v0, a00); a01 = u.fma(v1, a01); a02 = u.fma(v2, a02); a03 = u.fma(v3, a03);
-            u = FloatVector.fromArray(F, x, x1 + k);
-            a10 = u.fma(v0, a10); a11 = u.fma(v1, a11); a12 = u.fma(v2, a12); a13 = u.fma(v3, a13);
-            u = FloatVector.fromArray(F, x, x2 + k);
-            a20 = u.fma(v0, a20); a21 = u.fma(v1, a21); a22 = u.fma(v2, a22); a23 = u.fma(v3, a23);
-            u = FloatVector.fromArray(F, x, x3 + k);
-            a30 = u.fma(v0, a30); a31 = u.fma(v1, a31); a32 = u.fma(v2, a32); a33 = u.fma(v3, a33);
+    private static void tile8x2(float[] x, int i, int in, float[] packed, int p, float[] y, int out) {
+        int w0 = p * LANES * in, w1 = w0 + LANES * in;
+        int x0 = i * in, x1 = x0 + in, x2 = x1 + in, x3 = x2 + in, x4 = x3 + in, x5 = x4 + in, x6 = x5 + in, x7 = x6 + in;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+        FloatVector a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
+        for (int k = 0; k < in; k++) {
+            FloatVector v0 = FloatVector.fromArray(F, packed, w0 + k * LANES);
+            FloatVector v1 = FloatVector.fromArray(F, packed, w1 + k * LANES);
+            FloatVector u = FloatVector.broadcast(F, x[x0 + k]);
+            a00 = u.fma(v0, a00); a01 = u.fma(v1, a01);
+            u = FloatVector.broadcast(F, x[x1 + k]);
+            a10 = u.fma(v0, a10); a11 = u.fma(v1, a11);
+            u = FloatVector.broadcast(F, x[x2 + k]);
+            a20 = u.fma(v0, a20); a21 = u.fma(v1, a21);
+            u = FloatVector.broadcast(F, x[x3 + k]);
+            a30 = u.fma(v0, a30); a31 = u.fma(v1, a31);
+            u = FloatVector.broadcast(F, x[x4 + k]);
+            a40 = u.fma(v0, a40); a41 = u.fma(v1, a41);
+            u = FloatVector.broadcast(F, x[x5 + k]);
+            a50 = u.fma(v0, a50); a51 = u.fma(v1, a51);
+            u = FloatVector.broadcast(F, x[x6 + k]);
+            a60 = u.fma(v0, a60); a61 = u.fma(v1, a61);
+            u = FloatVector.broadcast(F, x[x7 + k]);
+            a70 = u.fma(v0, a70); a71 = u.fma(v1, a71);
         }
-        int y0 = i * out + r, y1 = y0 + out, y2 = y1 + out, y3 = y2 + out;
-        y[y0] = finish(a00, x, x0, w, w0, bound, in); y[y0 + 1] = finish(a01, x, x0, w, w1, bound, in);
-        y[y0 + 2] = finish(a02, x, x0, w, w2, bound, in); y[y0 + 3] = finish(a03, x, x0, w, w3, bound, in);
-        y[y1] = finish(a10, x, x1, w, w0, bound, in); y[y1 + 1] = finish(a11, x, x1, w, w1, bound, in);
-        y[y1 + 2] = finish(a12, x, x1, w, w2, bound, in); y[y1 + 3] = finish(a13, x, x1, w, w3, bound, in);
-        y[y2] = finish(a20, x, x2, w, w0, bound, in); y[y2 + 1] = finish(a21, x, x2, w, w1, bound, in);
-        y[y2 + 2] = finish(a22, x, x2, w, w2, bound, in); y[y2 + 3] = finish(a23, x, x2, w, w3, bound, in);
-        y[y3] = finish(a30, x, x3, w, w0, bound, in); y[y3 + 1] = finish(a31, x, x3, w, w1, bound, in);
-        y[y3 + 2] = finish(a32, x, x3, w, w2, bound, in); y[y3 + 3] = finish(a33, x, x3, w, w3, bound, in);
+        int r0 = p * LANES, r1 = r0 + LANES;
+        store(a00, y, i * out, r0, out); store(a01, y, i * out, r1, out);
+        store(a10, y, (i + 1) * out, r0, out); store(a11, y, (i + 1) * out, r1, out);
+        store(a20, y, (i + 2) * out, r0, out); store(a21, y, (i + 2) * out, r1, out);
+        store(a30, y, (i + 3) * out, r0, out); store(a31, y, (i + 3) * out, r1, out);
+        store(a40, y, (i + 4) * out, r0, out); store(a41, y, (i + 4) * out, r1, out);
+        store(a50, y, (i + 5) * out, r0, out); store(a51, y, (i + 5) * out, r1, out);
+        store(a60, y, (i + 6) * out, r0, out); store(a61, y, (i + 6) * out, r1, out);
+        store(a70, y, (i + 7) * out, r0, out); store(a71, y, (i + 7) * out, r1, out);
     }
 
-    /** One token against 4 weight rows: the matrix-vector case, memory-bound on the weights. */
-    private static void tile1x4(float[] x, int i, int in, float[] w, int r, float[] y, int out) {
+    /** One token against two panels: the matrix-vector case, memory-bound on the weights. */
+    private static void tile1x2(float[] x, int i, int in, float[] packed, int p, float[] y, int out) {
+        int w0 = p * LANES * in, w1 = w0 + LANES * in;
         int x0 = i * in;
-        int w0 = r * in, w1 = w0 + in, w2 = w1 + in, w3 = w2 + in;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        int bound = F.loopBound(in);
-        for (int k = 0; k < bound; k += LANES) {
-            FloatVector u = FloatVector.fromArray(F, x, x0 + k);
-            a0 = u.fma(FloatVector.fromArray(F, w, w0 + k), a0);
-            a1 = u.fma(FloatVector.fromArray(F, w, w1 + k), a1);
-            a2 = u.fma(FloatVector.fromArray(F, w, w2 + k), a2);
-            a3 = u.fma(FloatVector.fromArray(F, w, w3 + k), a3);
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        for (int k = 0; k < in; k++) {
+            FloatVector u = FloatVector.broadcast(F, x[x0 + k]);
+            a0 = u.fma(FloatVector.fromArray(F, packed, w0 + k * LANES), a0);
+            a1 = u.fma(FloatVector.fromArray(F, packed, w1 + k * LANES), a1);
         }
-        int y0 = i * out + r;
-        y[y0] = finish(a0, x, x0, w, w0, bound, in);
-        y[y0 + 1] = finish(a1, x, x0, w, w1, bound, in);
-        y[y0 + 2] = finish(a2, x, x0, w, w2, bound, in);
-        y[y0 + 3] = finish(a3, x, x0, w, w3, bound, in);
+        store(a0, y, i * out, p * LANES, out);
+        store(a1, y, i * out, (p + 1) * LANES, out);
+    }
+
+    private static void tile1x1(float[] x, int i, int in, float[] packed, int p, float[] y, int out) {
+        int w0 = p * LANES * in;
+        int x0 = i * in;
+        FloatVector a0 = FloatVector.zero(F);
+        for (int k = 0; k < in; k++) {
+            a0 = FloatVector.broadcast(F, x[x0 + k]).fma(FloatVector.fromArray(F, packed, w0 + k * LANES), a0);
+        }
+        store(a0, y, i * out, p * LANES, out);
+    }
+
+    /** Writes the outputs of rows {@code r .. r+L-1} of one token, dropping the padding rows past {@code out}. */
+    private static void store(FloatVector acc, float[] y, int rowOffset, int r, int out) {
+        if (r + LANES <= out) acc.intoArray(y, rowOffset + r);
+        else acc.intoArray(y, rowOffset + r, F.indexInRange(r, out));
     }
 
     /** Lane sum of a dot product's accumulator plus its scalar tail {@code [bound, len)}. */
