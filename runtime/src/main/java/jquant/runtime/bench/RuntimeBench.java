@@ -158,13 +158,13 @@ public final class RuntimeBench {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    /** Throughput of perplexity-style windows (one warm-up window, then at least {@code seconds}). */
+    /** Throughput of perplexity-style windows (three warm-up windows for the JIT, then at least {@code seconds}). */
     private static Throughput evalThroughput(LlamaModel model, int ctx, double seconds) {
         SplittableRandom rnd = new SplittableRandom(5);
         int[] window = new int[ctx];
         for (int i = 0; i < ctx; i++) window[i] = rnd.nextInt(model.config().vocabSize());
         InferenceSession session = model.newSession(ctx);
-        session.forward(window, 0, ctx / 2);
+        for (int warmUp = 0; warmUp < 3; warmUp++) session.forward(window, 0, ctx / 2);
         long tokens = 0;
         long t0 = System.nanoTime();
         long cpu0 = processCpuNanos();

@@ -19,8 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * A tile of 8 tokens × 2 panels keeps 16 accumulators in registers; per input element it loads two
  * weight vectors, broadcasts 8 activations and issues 16 fused multiply-adds, with no horizontal
  * reduction at the end. Panels are the outer loop, so a panel pair stays in cache while every token
- * of the batch passes over it: the weights are streamed once per batch. One token (the
- * matrix-vector case) runs two panels at once, two streams from memory.
+ * of the batch passes over it: the weights are streamed once per batch. Fewer than 8 tokens (the
+ * matrix-vector case) run four panels at once, four streams from memory.
  *
  * <p>Every output is one lane's fused multiply-add chain over {@code k = 0, 1, …, in-1}, whatever tile
  * computed it, so a batch gives bit-identical products to the same tokens one at a time.
@@ -52,6 +52,11 @@ public final class VectorKernels implements Kernels {
         if (rowStart % LANES != 0) throw new IllegalArgumentException("row range must start on a panel of " + LANES + " rows, got " + rowStart);
         int panelEnd = (rowEnd + LANES - 1) / LANES;
         int p = rowStart / LANES;
+        if (n < TOKENS) {
+            for (; p + 4 <= panelEnd; p += 4) {
+                for (int i = 0; i < n; i++) tile1x4(x, i, in, packed, p, y, out);
+            }
+        }
         for (; p + 2 <= panelEnd; p += 2) {
             int i = 0;
             for (; i + TOKENS <= n; i += TOKENS) tile8x2(x, i, in, packed, p, y, out);
@@ -98,7 +103,28 @@ public final class VectorKernels implements Kernels {
         store(a70, y, (i + 7) * out, r0, out); store(a71, y, (i + 7) * out, r1, out);
     }
 
-    /** One token against two panels: the matrix-vector case, memory-bound on the weights. */
+    /**
+     * One token against four panels: the matrix-vector case, memory-bound on the weights, which it
+     * reads as four streams at once (one stream per thread leaves bandwidth unused).
+     */
+    private static void tile1x4(float[] x, int i, int in, float[] packed, int p, float[] y, int out) {
+        int w0 = p * LANES * in, w1 = w0 + LANES * in, w2 = w1 + LANES * in, w3 = w2 + LANES * in;
+        int x0 = i * in;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int k = 0; k < in; k++) {
+            FloatVector u = FloatVector.broadcast(F, x[x0 + k]);
+            a0 = u.fma(FloatVector.fromArray(F, packed, w0 + k * LANES), a0);
+            a1 = u.fma(FloatVector.fromArray(F, packed, w1 + k * LANES), a1);
+            a2 = u.fma(FloatVector.fromArray(F, packed, w2 + k * LANES), a2);
+            a3 = u.fma(FloatVector.fromArray(F, packed, w3 + k * LANES), a3);
+        }
+        store(a0, y, i * out, p * LANES, out);
+        store(a1, y, i * out, (p + 1) * LANES, out);
+        store(a2, y, i * out, (p + 2) * LANES, out);
+        store(a3, y, i * out, (p + 3) * LANES, out);
+    }
+
+    /** One token against two panels. */
     private static void tile1x2(float[] x, int i, int in, float[] packed, int p, float[] y, int out) {
         int w0 = p * LANES * in, w1 = w0 + LANES * in;
         int x0 = i * in;

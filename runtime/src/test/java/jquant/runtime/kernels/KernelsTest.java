@@ -30,7 +30,7 @@ class KernelsTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"1,5,1", "1,64,4", "3,172,7", "4,64,13", "7,257,9", "9,16,32", "5,1000,6", "9,64,40", "17,172,172", "16,33,64"})
+    @CsvSource({"1,5,1", "1,64,4", "3,172,7", "4,64,13", "7,257,9", "9,16,32", "5,1000,6", "9,64,40", "17,172,172", "16,33,64", "3,100,100", "1,64,130"})
     void matmulMatchesScalarWithinReassociationBound(int n, int in, int out) {
         SplittableRandom rnd = new SplittableRandom(n * 1000L + in * 10L + out);
         float[] x = random(rnd, n * in);
