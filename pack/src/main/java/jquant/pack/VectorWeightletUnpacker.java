@@ -1,6 +1,8 @@
 package jquant.pack;
 
+import static jquant.pack.WeightletLayout.BLOCK_BYTES;
 import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.pack.WeightletLayout.STRIPES_PER_GROUP;
 import static jquant.pack.WeightletLayout.STRIPE_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
@@ -9,35 +11,71 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The SIMD weightlet decoder (paper Figure 8): each 16-byte block is one 128-bit register; each
- * stripe of 16 weights is, per plane, one AND (Mask the slot), one shift (Align it to the plane's bit
- * position in the field) and one OR (Merge the planes), then one add of {@code −2^(B−1)} to reach int8.
+ * The SIMD weightlet decoder (paper Figure 8). Per stripe of 16 weights and per plane: one AND (Mask
+ * the slot), one shift (Align it to the plane's bit position in the field), one OR (Merge the planes);
+ * then one add of {@code −2^(B−1)} per stripe to reach int8 ({@link WeightletLayout#toInt8}).
  *
- * <p>The registers are handled as two 64-bit lanes: because the mask is applied before the shift and
- * the shift never moves a slot past either end of its byte, shifting whole lanes gives the same bytes
- * as shifting each byte (x86 has no byte shifts). One method per bit width spells out the eight
- * stripes with constant slots so that masks and shift counts are compile-time constants.
+ * <p>Two kernels, same arithmetic:
+ * <ul>
+ * <li><em>stripe</em> kernel, the paper's: one 16-byte block per 128-bit register, one stripe per step;
+ * <li><em>half-group</em> kernel, used when 512-bit vectors are native: four stripes per step. The plane
+ * blocks those four stripes need are loaded once and repeated across the four 128-bit lanes (one
+ * lane permute), and each lane shifts by its own slot (one variable shift), so a step does the work of
+ * four stripe steps with about the same instruction count.
+ * </ul>
+ * Registers are handled as 64-bit lanes (x86 has no byte shifts): the slot is first shifted to the top
+ * of its byte, where the mask drops whatever came in from the byte below, and the final right shift of a
+ * masked byte cannot leave it, so whole-lane shifts give the bytes per-byte shifts would. Each bit width
+ * has a small method naming its planes, small enough for C2 to inline every Vector API call (a fully
+ * unrolled stripe kernel hit the inlining node limit and boxed its vectors, 20–50× slower).
  *
- * <p>Output is bit-identical to {@link ScalarWeightletUnpacker}; a partial last group is decoded into
- * a scratch group and copied.
+ * <p>Output is bit-identical to {@link ScalarWeightletUnpacker}; a partial last group is decoded into a
+ * scratch group and copied.
  */
 public final class VectorWeightletUnpacker implements ChannelUnpacker {
 
-    public static final VectorWeightletUnpacker INSTANCE = new VectorWeightletUnpacker();
+    /** The kernel suited to this machine: half-group where 512-bit vectors are native, else stripe. */
+    public static final VectorWeightletUnpacker INSTANCE =
+            new VectorWeightletUnpacker(LongVector.SPECIES_PREFERRED.vectorBitSize() >= 512);
 
     private static final VectorSpecies<Long> BLOCK = LongVector.SPECIES_128;
+    private static final VectorSpecies<Long> TWO_BLOCKS = LongVector.SPECIES_256;
+    private static final VectorSpecies<Long> FOUR_LANES = LongVector.SPECIES_512;
     private static final VectorSpecies<Byte> STRIPE = ByteVector.SPECIES_128;
     /** Widest float species that one 16-byte stripe fills whole (16 lanes or fewer). */
-    private static final VectorSpecies<Float> FLOATS =
-            FloatVector.SPECIES_PREFERRED.length() > STRIPE_WEIGHTS ? FloatVector.SPECIES_512 : FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED.length() > STRIPE_WEIGHTS
+            ? FloatVector.SPECIES_512 : FloatVector.SPECIES_PREFERRED;
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** 0x01 in every byte of a lane: spreads a one-byte mask over the lane. */
     private static final long EVERY_BYTE = 0x0101010101010101L;
+    private static final int HALF_GROUP_BYTES = GROUP_WEIGHTS / 2;
 
-    private VectorWeightletUnpacker() {}
+    /** One 16-byte block (two longs) into all four 128-bit lanes. */
+    private static final VectorShuffle<Long> REPEAT_BLOCK =
+            VectorShuffle.fromValues(FOUR_LANES, 0, 1, 0, 1, 0, 1, 0, 1);
+    /** Two blocks into lanes (first, first, second, second). */
+    private static final VectorShuffle<Long> REPEAT_EACH_OF_TWO =
+            VectorShuffle.fromValues(FOUR_LANES, 0, 1, 0, 1, 2, 3, 2, 3);
+    /** Per 64-bit element: the left shift that lifts stripe (4·half + lane)'s slot to the top of its byte. */
+    private static final LongVector ONE_BIT_FIRST_HALF = longs(0, 0, 1, 1, 2, 2, 3, 3);
+    private static final LongVector ONE_BIT_SECOND_HALF = longs(4, 4, 5, 5, 6, 6, 7, 7);
+    private static final LongVector TWO_BIT_EITHER_HALF = longs(0, 0, 2, 2, 4, 4, 6, 6);
+    private static final LongVector FOUR_BIT_EITHER_HALF = longs(0, 0, 4, 4, 0, 0, 4, 4);
+
+    private final boolean halfGroups;
+
+    /** {@code halfGroups}: four stripes per 512-bit step rather than one per 128-bit step. */
+    VectorWeightletUnpacker(boolean halfGroups) {
+        this.halfGroups = halfGroups;
+    }
+
+    private static LongVector longs(long... values) {
+        return LongVector.fromArray(FOUR_LANES, values, 0);
+    }
 
     @Override
     public void unpackChannel(MemorySegment src, long srcOffset, int bits, int length, byte[] dst, int dstOffset) {
@@ -79,157 +117,193 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
         }
     }
 
-    private static void unpackGroup(int bits, MemorySegment src, long at, byte[] dst, int d) {
-        switch (bits) {
-            case 1 -> group1(src, at, dst, d);
-            case 2 -> group2(src, at, dst, d);
-            case 3 -> group3(src, at, dst, d);
-            case 4 -> group4(src, at, dst, d);
-            case 5 -> group5(src, at, dst, d);
-            case 6 -> group6(src, at, dst, d);
-            case 7 -> group7(src, at, dst, d);
-            case 8 -> group8(src, at, dst, d);
-            default -> WeightletLayout.checkBits(bits);
+    private void unpackGroup(int bits, MemorySegment src, long at, byte[] dst, int d) {
+        if (halfGroups) {
+            switch (bits) {
+                case 1 -> halves1(src, at, dst, d);
+                case 2 -> halves2(src, at, dst, d);
+                case 3 -> halves3(src, at, dst, d);
+                case 4 -> halves4(src, at, dst, d);
+                case 5 -> halves5(src, at, dst, d);
+                case 6 -> halves6(src, at, dst, d);
+                case 7 -> halves7(src, at, dst, d);
+                case 8 -> halves8(src, at, dst, d);
+                default -> WeightletLayout.checkBits(bits);
+            }
+        } else {
+            switch (bits) {
+                case 1 -> stripes1(src, at, dst, d);
+                case 2 -> stripes2(src, at, dst, d);
+                case 3 -> stripes3(src, at, dst, d);
+                case 4 -> stripes4(src, at, dst, d);
+                case 5 -> stripes5(src, at, dst, d);
+                case 6 -> stripes6(src, at, dst, d);
+                case 7 -> stripes7(src, at, dst, d);
+                case 8 -> stripes8(src, at, dst, d);
+                default -> WeightletLayout.checkBits(bits);
+            }
         }
     }
 
-    private static LongVector block(MemorySegment src, long at) {
-        return LongVector.fromMemorySegment(BLOCK, src, at, ORDER);
+    /** Bring the slot at the top of each byte down to bit {@code planeShift}, after masking the rest. */
+    private static LongVector maskAndAlign(LongVector lifted, int width, int planeShift) {
+        long topBits = (0xFFL << (8 - width) & 0xFF) * EVERY_BYTE;
+        return lifted.and(topBits).lanewise(VectorOperators.LSHR, 8 - width - planeShift);
     }
 
-    /** Mask slot {@code slot} of a {@code width}-bit plane block and align it to bit {@code planeShift}. */
-    private static LongVector slot(LongVector block, int width, int slot, int planeShift) {
-        int low = 8 - width * (slot + 1);
-        LongVector masked = block.and((((1L << width) - 1) << low) * EVERY_BYTE);
-        if (low > planeShift) return masked.lanewise(VectorOperators.LSHR, low - planeShift);
-        if (low < planeShift) return masked.lanewise(VectorOperators.LSHL, planeShift - low);
-        return masked;
-    }
-
-    /** Offset-binary field → int8 ({@link WeightletLayout#toInt8}) and store one stripe. */
+    /** Offset-binary field → int8 ({@link WeightletLayout#toInt8}) and store. */
     private static void store(LongVector fields, int bits, byte[] dst, int at) {
         fields.reinterpretAsBytes().add((byte) -(1 << (bits - 1))).intoArray(dst, at);
     }
 
-    private static void group1(MemorySegment src, long at, byte[] dst, int d) {
-        // 1-bit plane at byte 0: field bit 0
-        LongVector one0 = block(src, at);
-        store(slot(one0, 1, 0, 0), 1, dst, d);
-        store(slot(one0, 1, 1, 0), 1, dst, d + 16);
-        store(slot(one0, 1, 2, 0), 1, dst, d + 32);
-        store(slot(one0, 1, 3, 0), 1, dst, d + 48);
-        store(slot(one0, 1, 4, 0), 1, dst, d + 64);
-        store(slot(one0, 1, 5, 0), 1, dst, d + 80);
-        store(slot(one0, 1, 6, 0), 1, dst, d + 96);
-        store(slot(one0, 1, 7, 0), 1, dst, d + 112);
+    /** Stripe kernel: stripe {@code stripe}'s share of the plane at {@code planeAt}. */
+    private static LongVector stripePlane(MemorySegment src, long planeAt, int width, int planeShift, int stripe) {
+        int slotsPerByte = 8 / width;
+        LongVector block = LongVector.fromMemorySegment(BLOCK, src,
+                planeAt + (long) BLOCK_BYTES * (stripe / slotsPerByte), ORDER);
+        return maskAndAlign(block.lanewise(VectorOperators.LSHL, width * (stripe % slotsPerByte)), width, planeShift);
     }
 
-    private static void group2(MemorySegment src, long at, byte[] dst, int d) {
-        // 2-bit plane at byte 0: field bits 1..0
-        LongVector two0 = block(src, at), two1 = block(src, at + 16);
-        store(slot(two0, 2, 0, 0), 2, dst, d);
-        store(slot(two0, 2, 1, 0), 2, dst, d + 16);
-        store(slot(two0, 2, 2, 0), 2, dst, d + 32);
-        store(slot(two0, 2, 3, 0), 2, dst, d + 48);
-        store(slot(two1, 2, 0, 0), 2, dst, d + 64);
-        store(slot(two1, 2, 1, 0), 2, dst, d + 80);
-        store(slot(two1, 2, 2, 0), 2, dst, d + 96);
-        store(slot(two1, 2, 3, 0), 2, dst, d + 112);
+    /** Half-group kernel: stripes 4·half .. 4·half+3 of the plane at {@code planeAt}, one per 128-bit lane. */
+    private static LongVector halfGroupPlane(MemorySegment src, long planeAt, int width, int planeShift, int half) {
+        LongVector lanes;
+        LongVector slotShifts;
+        if (width == 4) {
+            // blocks 2·half and 2·half+1 hold stripes (4h, 4h+1) and (4h+2, 4h+3)
+            LongVector two = LongVector.fromMemorySegment(TWO_BLOCKS, src, planeAt + 2L * BLOCK_BYTES * half, ORDER);
+            lanes = ((LongVector) two.reinterpretShape(FOUR_LANES, 0)).rearrange(REPEAT_EACH_OF_TWO);
+            slotShifts = FOUR_BIT_EITHER_HALF;
+        } else {
+            // a 2-bit block holds four stripes, so it is block `half`; the 1-bit block holds all eight
+            long blockAt = planeAt + (width == 2 ? (long) BLOCK_BYTES * half : 0);
+            LongVector one = LongVector.fromMemorySegment(BLOCK, src, blockAt, ORDER);
+            lanes = ((LongVector) one.reinterpretShape(FOUR_LANES, 0)).rearrange(REPEAT_BLOCK);
+            slotShifts = width == 2 ? TWO_BIT_EITHER_HALF : half == 0 ? ONE_BIT_FIRST_HALF : ONE_BIT_SECOND_HALF;
+        }
+        return maskAndAlign(lanes.lanewise(VectorOperators.LSHL, slotShifts), width, planeShift);
     }
 
-    private static void group3(MemorySegment src, long at, byte[] dst, int d) {
-        // 1-bit plane at byte 0: field bit 2
-        LongVector one0 = block(src, at);
-        // 2-bit plane at byte 16: field bits 1..0
-        LongVector two0 = block(src, at + 16), two1 = block(src, at + 32);
-        store(slot(one0, 1, 0, 2).or(slot(two0, 2, 0, 0)), 3, dst, d);
-        store(slot(one0, 1, 1, 2).or(slot(two0, 2, 1, 0)), 3, dst, d + 16);
-        store(slot(one0, 1, 2, 2).or(slot(two0, 2, 2, 0)), 3, dst, d + 32);
-        store(slot(one0, 1, 3, 2).or(slot(two0, 2, 3, 0)), 3, dst, d + 48);
-        store(slot(one0, 1, 4, 2).or(slot(two1, 2, 0, 0)), 3, dst, d + 64);
-        store(slot(one0, 1, 5, 2).or(slot(two1, 2, 1, 0)), 3, dst, d + 80);
-        store(slot(one0, 1, 6, 2).or(slot(two1, 2, 2, 0)), 3, dst, d + 96);
-        store(slot(one0, 1, 7, 2).or(slot(two1, 2, 3, 0)), 3, dst, d + 112);
+    /** 1 bit = 1-bit plane, one stripe per step. */
+    private static void stripes1(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 1, 0, s), 1, dst, d + s * STRIPE_WEIGHTS);
+        }
     }
 
-    private static void group4(MemorySegment src, long at, byte[] dst, int d) {
-        // 4-bit plane at byte 0: field bits 3..0
-        LongVector four0 = block(src, at), four1 = block(src, at + 16);
-        LongVector four2 = block(src, at + 32), four3 = block(src, at + 48);
-        store(slot(four0, 4, 0, 0), 4, dst, d);
-        store(slot(four0, 4, 1, 0), 4, dst, d + 16);
-        store(slot(four1, 4, 0, 0), 4, dst, d + 32);
-        store(slot(four1, 4, 1, 0), 4, dst, d + 48);
-        store(slot(four2, 4, 0, 0), 4, dst, d + 64);
-        store(slot(four2, 4, 1, 0), 4, dst, d + 80);
-        store(slot(four3, 4, 0, 0), 4, dst, d + 96);
-        store(slot(four3, 4, 1, 0), 4, dst, d + 112);
+    /** 1 bit = 1-bit plane, four stripes per step. */
+    private static void halves1(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 1, 0, h), 1, dst, d + h * HALF_GROUP_BYTES);
+        }
     }
 
-    private static void group5(MemorySegment src, long at, byte[] dst, int d) {
-        // 1-bit plane at byte 0: field bit 4
-        LongVector one0 = block(src, at);
-        // 4-bit plane at byte 16: field bits 3..0
-        LongVector four0 = block(src, at + 16), four1 = block(src, at + 32);
-        LongVector four2 = block(src, at + 48), four3 = block(src, at + 64);
-        store(slot(one0, 1, 0, 4).or(slot(four0, 4, 0, 0)), 5, dst, d);
-        store(slot(one0, 1, 1, 4).or(slot(four0, 4, 1, 0)), 5, dst, d + 16);
-        store(slot(one0, 1, 2, 4).or(slot(four1, 4, 0, 0)), 5, dst, d + 32);
-        store(slot(one0, 1, 3, 4).or(slot(four1, 4, 1, 0)), 5, dst, d + 48);
-        store(slot(one0, 1, 4, 4).or(slot(four2, 4, 0, 0)), 5, dst, d + 64);
-        store(slot(one0, 1, 5, 4).or(slot(four2, 4, 1, 0)), 5, dst, d + 80);
-        store(slot(one0, 1, 6, 4).or(slot(four3, 4, 0, 0)), 5, dst, d + 96);
-        store(slot(one0, 1, 7, 4).or(slot(four3, 4, 1, 0)), 5, dst, d + 112);
+    /** 2 bits = 2-bit plane, one stripe per step. */
+    private static void stripes2(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 2, 0, s), 2, dst, d + s * STRIPE_WEIGHTS);
+        }
     }
 
-    private static void group6(MemorySegment src, long at, byte[] dst, int d) {
-        // 2-bit plane at byte 0: field bits 5..4
-        LongVector two0 = block(src, at), two1 = block(src, at + 16);
-        // 4-bit plane at byte 32: field bits 3..0
-        LongVector four0 = block(src, at + 32), four1 = block(src, at + 48);
-        LongVector four2 = block(src, at + 64), four3 = block(src, at + 80);
-        store(slot(two0, 2, 0, 4).or(slot(four0, 4, 0, 0)), 6, dst, d);
-        store(slot(two0, 2, 1, 4).or(slot(four0, 4, 1, 0)), 6, dst, d + 16);
-        store(slot(two0, 2, 2, 4).or(slot(four1, 4, 0, 0)), 6, dst, d + 32);
-        store(slot(two0, 2, 3, 4).or(slot(four1, 4, 1, 0)), 6, dst, d + 48);
-        store(slot(two1, 2, 0, 4).or(slot(four2, 4, 0, 0)), 6, dst, d + 64);
-        store(slot(two1, 2, 1, 4).or(slot(four2, 4, 1, 0)), 6, dst, d + 80);
-        store(slot(two1, 2, 2, 4).or(slot(four3, 4, 0, 0)), 6, dst, d + 96);
-        store(slot(two1, 2, 3, 4).or(slot(four3, 4, 1, 0)), 6, dst, d + 112);
+    /** 2 bits = 2-bit plane, four stripes per step. */
+    private static void halves2(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 2, 0, h), 2, dst, d + h * HALF_GROUP_BYTES);
+        }
     }
 
-    private static void group7(MemorySegment src, long at, byte[] dst, int d) {
-        // 1-bit plane at byte 0: field bit 6
-        LongVector one0 = block(src, at);
-        // 2-bit plane at byte 16: field bits 5..4
-        LongVector two0 = block(src, at + 16), two1 = block(src, at + 32);
-        // 4-bit plane at byte 48: field bits 3..0
-        LongVector four0 = block(src, at + 48), four1 = block(src, at + 64);
-        LongVector four2 = block(src, at + 80), four3 = block(src, at + 96);
-        store(slot(one0, 1, 0, 6).or(slot(two0, 2, 0, 4)).or(slot(four0, 4, 0, 0)), 7, dst, d);
-        store(slot(one0, 1, 1, 6).or(slot(two0, 2, 1, 4)).or(slot(four0, 4, 1, 0)), 7, dst, d + 16);
-        store(slot(one0, 1, 2, 6).or(slot(two0, 2, 2, 4)).or(slot(four1, 4, 0, 0)), 7, dst, d + 32);
-        store(slot(one0, 1, 3, 6).or(slot(two0, 2, 3, 4)).or(slot(four1, 4, 1, 0)), 7, dst, d + 48);
-        store(slot(one0, 1, 4, 6).or(slot(two1, 2, 0, 4)).or(slot(four2, 4, 0, 0)), 7, dst, d + 64);
-        store(slot(one0, 1, 5, 6).or(slot(two1, 2, 1, 4)).or(slot(four2, 4, 1, 0)), 7, dst, d + 80);
-        store(slot(one0, 1, 6, 6).or(slot(two1, 2, 2, 4)).or(slot(four3, 4, 0, 0)), 7, dst, d + 96);
-        store(slot(one0, 1, 7, 6).or(slot(two1, 2, 3, 4)).or(slot(four3, 4, 1, 0)), 7, dst, d + 112);
+    /** 3 bits = 1-bit + 2-bit planes, one stripe per step. */
+    private static void stripes3(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 1, 2, s)
+                    .or(stripePlane(src, at + 16, 2, 0, s)), 3, dst, d + s * STRIPE_WEIGHTS);
+        }
     }
 
-    private static void group8(MemorySegment src, long at, byte[] dst, int d) {
-        // 4-bit plane at byte 0: field bits 7..4
-        LongVector high0 = block(src, at), high1 = block(src, at + 16);
-        LongVector high2 = block(src, at + 32), high3 = block(src, at + 48);
-        // 4-bit plane at byte 64: field bits 3..0
-        LongVector low0 = block(src, at + 64), low1 = block(src, at + 80);
-        LongVector low2 = block(src, at + 96), low3 = block(src, at + 112);
-        store(slot(high0, 4, 0, 4).or(slot(low0, 4, 0, 0)), 8, dst, d);
-        store(slot(high0, 4, 1, 4).or(slot(low0, 4, 1, 0)), 8, dst, d + 16);
-        store(slot(high1, 4, 0, 4).or(slot(low1, 4, 0, 0)), 8, dst, d + 32);
-        store(slot(high1, 4, 1, 4).or(slot(low1, 4, 1, 0)), 8, dst, d + 48);
-        store(slot(high2, 4, 0, 4).or(slot(low2, 4, 0, 0)), 8, dst, d + 64);
-        store(slot(high2, 4, 1, 4).or(slot(low2, 4, 1, 0)), 8, dst, d + 80);
-        store(slot(high3, 4, 0, 4).or(slot(low3, 4, 0, 0)), 8, dst, d + 96);
-        store(slot(high3, 4, 1, 4).or(slot(low3, 4, 1, 0)), 8, dst, d + 112);
+    /** 3 bits = 1-bit + 2-bit planes, four stripes per step. */
+    private static void halves3(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 1, 2, h)
+                    .or(halfGroupPlane(src, at + 16, 2, 0, h)), 3, dst, d + h * HALF_GROUP_BYTES);
+        }
+    }
+
+    /** 4 bits = 4-bit plane, one stripe per step. */
+    private static void stripes4(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 4, 0, s), 4, dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    /** 4 bits = 4-bit plane, four stripes per step. */
+    private static void halves4(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 4, 0, h), 4, dst, d + h * HALF_GROUP_BYTES);
+        }
+    }
+
+    /** 5 bits = 1-bit + 4-bit planes, one stripe per step. */
+    private static void stripes5(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 1, 4, s)
+                    .or(stripePlane(src, at + 16, 4, 0, s)), 5, dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    /** 5 bits = 1-bit + 4-bit planes, four stripes per step. */
+    private static void halves5(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 1, 4, h)
+                    .or(halfGroupPlane(src, at + 16, 4, 0, h)), 5, dst, d + h * HALF_GROUP_BYTES);
+        }
+    }
+
+    /** 6 bits = 2-bit + 4-bit planes, one stripe per step. */
+    private static void stripes6(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 2, 4, s)
+                    .or(stripePlane(src, at + 32, 4, 0, s)), 6, dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    /** 6 bits = 2-bit + 4-bit planes, four stripes per step. */
+    private static void halves6(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 2, 4, h)
+                    .or(halfGroupPlane(src, at + 32, 4, 0, h)), 6, dst, d + h * HALF_GROUP_BYTES);
+        }
+    }
+
+    /** 7 bits = 1-bit + 2-bit + 4-bit planes, one stripe per step. */
+    private static void stripes7(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 1, 6, s)
+                    .or(stripePlane(src, at + 16, 2, 4, s))
+                    .or(stripePlane(src, at + 48, 4, 0, s)), 7, dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    /** 7 bits = 1-bit + 2-bit + 4-bit planes, four stripes per step. */
+    private static void halves7(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 1, 6, h)
+                    .or(halfGroupPlane(src, at + 16, 2, 4, h))
+                    .or(halfGroupPlane(src, at + 48, 4, 0, h)), 7, dst, d + h * HALF_GROUP_BYTES);
+        }
+    }
+
+    /** 8 bits = 4-bit + 4-bit planes, one stripe per step. */
+    private static void stripes8(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            store(stripePlane(src, at, 4, 4, s)
+                    .or(stripePlane(src, at + 64, 4, 0, s)), 8, dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    /** 8 bits = 4-bit + 4-bit planes, four stripes per step. */
+    private static void halves8(MemorySegment src, long at, byte[] dst, int d) {
+        for (int h = 0; h < 2; h++) {
+            store(halfGroupPlane(src, at, 4, 4, h)
+                    .or(halfGroupPlane(src, at + 64, 4, 0, h)), 8, dst, d + h * HALF_GROUP_BYTES);
+        }
     }
 }

@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Test;
 class WeightletCodecTest {
 
     static final int[] LENGTHS = {1, 15, 16, 17, 127, 128, 129, 172, 256, 300, 1000};
+    /** Both SIMD kernels, whichever this machine's INSTANCE uses. */
+    static final VectorWeightletUnpacker[] KERNELS = {new VectorWeightletUnpacker(false),
+            new VectorWeightletUnpacker(true)};
 
     private static byte[] expectedInt8(byte[] fields, int[] bits, int length) {
         byte[] out = new byte[fields.length];
@@ -32,7 +35,9 @@ class WeightletCodecTest {
                     assertThat(t.byteSize()).as(what).isEqualTo((long) ((length + 127) / 128) * 16 * bits);
                     byte[] expected = expectedInt8(fields, widths, length);
                     assertThat(ScalarWeightletUnpacker.INSTANCE.unpackTensor(t)).as(what).containsExactly(expected);
-                    assertThat(VectorWeightletUnpacker.INSTANCE.unpackTensor(t)).as(what).containsExactly(expected);
+                    for (VectorWeightletUnpacker kernel : KERNELS) {
+                        assertThat(kernel.unpackTensor(t)).as(what).containsExactly(expected);
+                    }
                 }
             }
         }
@@ -45,8 +50,8 @@ class WeightletCodecTest {
             for (int length : LENGTHS) {
                 byte[] fields = FieldPatterns.RANDOM.fields(bits, length, random);
                 PackedTensor t = PackedTensor.pack(WeightletPacker.INSTANCE, fields, 1, length, new int[] {bits});
-                for (ChannelUnpacker u : new ChannelUnpacker[] {ScalarWeightletUnpacker.INSTANCE,
-                        VectorWeightletUnpacker.INSTANCE}) {
+                for (ChannelUnpacker u : new ChannelUnpacker[] {ScalarWeightletUnpacker.INSTANCE, KERNELS[0],
+                        KERNELS[1]}) {
                     byte[] dst = new byte[length + 40];
                     Arrays.fill(dst, (byte) 0x5A);
                     u.unpackChannel(t.data(), 0, bits, length, dst, 7);
@@ -80,7 +85,7 @@ class WeightletCodecTest {
             assertThat(t.byteSize()).isEqualTo(expectedBytes);
             byte[] expected = expectedInt8(fields, bits, length);
             assertThat(ScalarWeightletUnpacker.INSTANCE.unpackTensor(t)).containsExactly(expected);
-            assertThat(VectorWeightletUnpacker.INSTANCE.unpackTensor(t)).containsExactly(expected);
+            for (VectorWeightletUnpacker kernel : KERNELS) assertThat(kernel.unpackTensor(t)).containsExactly(expected);
         }
     }
 
@@ -93,10 +98,12 @@ class WeightletCodecTest {
                 PackedTensor t = PackedTensor.pack(WeightletPacker.INSTANCE, fields, 1, length, new int[] {bits});
                 float scale = 0.001f + random.nextFloat();
                 float[] scalar = new float[length + 3];
-                float[] vector = new float[length + 3];
                 ScalarWeightletUnpacker.INSTANCE.unpackChannel(t.data(), 0, bits, length, scale, scalar, 3);
-                VectorWeightletUnpacker.INSTANCE.unpackChannel(t.data(), 0, bits, length, scale, vector, 3);
-                assertThat(vector).containsExactly(scalar);
+                for (VectorWeightletUnpacker kernel : KERNELS) {
+                    float[] vector = new float[length + 3];
+                    kernel.unpackChannel(t.data(), 0, bits, length, scale, vector, 3);
+                    assertThat(vector).containsExactly(scalar);
+                }
                 for (int i = 0; i < length; i++) {
                     assertThat(scalar[3 + i]).isEqualTo(WeightletLayout.toInt8(fields[i] & 0xFF, bits) * scale);
                 }
