@@ -38,9 +38,13 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class VectorWeightletUnpacker implements ChannelUnpacker {
 
+    /** The paper's kernel: one stripe per 128-bit step. */
+    public static final VectorWeightletUnpacker STRIPE_KERNEL = new VectorWeightletUnpacker(false);
+    /** Four stripes per 512-bit step; only fast where 512-bit vectors are native. */
+    public static final VectorWeightletUnpacker HALF_GROUP_KERNEL = new VectorWeightletUnpacker(true);
     /** The kernel suited to this machine: half-group where 512-bit vectors are native, else stripe. */
     public static final VectorWeightletUnpacker INSTANCE =
-            new VectorWeightletUnpacker(LongVector.SPECIES_PREFERRED.vectorBitSize() >= 512);
+            LongVector.SPECIES_PREFERRED.vectorBitSize() >= 512 ? HALF_GROUP_KERNEL : STRIPE_KERNEL;
 
     private static final VectorSpecies<Long> BLOCK = LongVector.SPECIES_128;
     private static final VectorSpecies<Long> TWO_BLOCKS = LongVector.SPECIES_256;
@@ -68,8 +72,7 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
 
     private final boolean halfGroups;
 
-    /** {@code halfGroups}: four stripes per 512-bit step rather than one per 128-bit step. */
-    VectorWeightletUnpacker(boolean halfGroups) {
+    private VectorWeightletUnpacker(boolean halfGroups) {
         this.halfGroups = halfGroups;
     }
 

@@ -13,8 +13,8 @@ class WeightletCodecTest {
 
     static final int[] LENGTHS = {1, 15, 16, 17, 127, 128, 129, 172, 256, 300, 1000};
     /** Both SIMD kernels, whichever this machine's INSTANCE uses. */
-    static final VectorWeightletUnpacker[] KERNELS = {new VectorWeightletUnpacker(false),
-            new VectorWeightletUnpacker(true)};
+    static final VectorWeightletUnpacker[] KERNELS = {VectorWeightletUnpacker.STRIPE_KERNEL,
+            VectorWeightletUnpacker.HALF_GROUP_KERNEL};
 
     private static byte[] expectedInt8(byte[] fields, int[] bits, int length) {
         byte[] out = new byte[fields.length];

@@ -63,7 +63,7 @@ class WeightletLayoutTest {
     void handExampleUnpacksToOffsetBinaryInt8() {
         byte[] bytes = packedGroup(3, new int[] {0, 17, 127}, new int[] {0b101, 0b110, 0b011});
         for (ChannelUnpacker unpacker : new ChannelUnpacker[] {ScalarWeightletUnpacker.INSTANCE,
-                new VectorWeightletUnpacker(false), new VectorWeightletUnpacker(true)}) {
+                VectorWeightletUnpacker.STRIPE_KERNEL, VectorWeightletUnpacker.HALF_GROUP_KERNEL}) {
             byte[] out = new byte[128];
             unpacker.unpackChannel(bytes, 0, 3, 128, out, 0);
             assertThat(out[0]).isEqualTo((byte) 1);

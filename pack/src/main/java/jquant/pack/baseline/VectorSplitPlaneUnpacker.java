@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 import jquant.pack.ChannelUnpacker;
 import jquant.pack.WeightletLayout;
@@ -16,7 +17,7 @@ import jquant.pack.WeightletLayout;
 /**
  * SIMD decoder of {@link SplitPlanePacker}, on the same 128-bit registers as the weightlet decoder:
  * per stripe of 16 weights and per plane, one table shuffle spreads the plane's 2b source bytes over
- * the 16 lanes ({@code selectFrom}), a per-lane variable shift brings each weight's slot to bit 0, then
+ * the 16 lanes ({@code rearrange}), a per-lane variable shift brings each weight's slot to bit 0, then
  * mask, shift to the plane's position and OR. The shuffle and the per-lane shift are the extra work the
  * interleaved weightlet layout avoids.
  */
@@ -26,19 +27,22 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
 
     private static final VectorSpecies<Byte> STRIPE = ByteVector.SPECIES_128;
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    /** SPREAD[b] row {@code start} (a multiple of 2b): lane i reads block byte {@code start + i / (8/b)}. */
-    private static final byte[][][] SPREAD = new byte[5][BLOCK_BYTES][STRIPE_WEIGHTS];
+    /** SPREAD[b][start] (start a multiple of 2b): lane i takes block byte {@code start + i / (8/b)}. */
+    @SuppressWarnings("unchecked")
+    private static final VectorShuffle<Byte>[][] SPREAD = new VectorShuffle[5][BLOCK_BYTES];
     /** LANE_SHIFT[b]: lane i shifts right by {@code b·(i % (8/b))}. */
-    private static final byte[][] LANE_SHIFT = new byte[5][STRIPE_WEIGHTS];
+    private static final ByteVector[] LANE_SHIFT = new ByteVector[5];
 
     static {
         for (int width : new int[] {1, 2, 4}) {
             for (int start = 0; start < BLOCK_BYTES; start += 2 * width) {
-                for (int i = 0; i < STRIPE_WEIGHTS; i++) {
-                    SPREAD[width][start][i] = (byte) (start + i / (8 / width));
-                }
+                int[] lanes = new int[STRIPE_WEIGHTS];
+                for (int i = 0; i < STRIPE_WEIGHTS; i++) lanes[i] = start + i / (8 / width);
+                SPREAD[width][start] = VectorShuffle.fromArray(STRIPE, lanes, 0);
             }
-            for (int i = 0; i < STRIPE_WEIGHTS; i++) LANE_SHIFT[width][i] = (byte) (width * (i % (8 / width)));
+            byte[] shifts = new byte[STRIPE_WEIGHTS];
+            for (int i = 0; i < STRIPE_WEIGHTS; i++) shifts[i] = (byte) (width * (i % (8 / width)));
+            LANE_SHIFT[width] = ByteVector.fromArray(STRIPE, shifts, 0);
         }
     }
 
@@ -62,23 +66,89 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     }
 
     private static void unpackGroup(int bits, MemorySegment src, long at, byte[] dst, int d) {
-        int planes = WeightletLayout.planeCount(bits);
-        byte offset = (byte) -(1 << (bits - 1));
+        switch (bits) {
+            case 1 -> stripes1(src, at, dst, d);
+            case 2 -> stripes2(src, at, dst, d);
+            case 3 -> stripes3(src, at, dst, d);
+            case 4 -> stripes4(src, at, dst, d);
+            case 5 -> stripes5(src, at, dst, d);
+            case 6 -> stripes6(src, at, dst, d);
+            case 7 -> stripes7(src, at, dst, d);
+            case 8 -> stripes8(src, at, dst, d);
+            default -> WeightletLayout.checkBits(bits);
+        }
+    }
+
+    /** Stripe {@code stripe}'s share of the natural-order plane at {@code planeAt}: shuffle, shift, mask, align. */
+    private static ByteVector plane(MemorySegment src, long planeAt, int width, int planeShift, int stripe) {
+        int firstByte = 2 * width * stripe;  // 16 weights of b bits start at byte 16·stripe·b/8 of the plane
+        ByteVector block = ByteVector.fromMemorySegment(STRIPE, src,
+                planeAt + firstByte / BLOCK_BYTES * BLOCK_BYTES, ORDER);
+        return block.rearrange(SPREAD[width][firstByte % BLOCK_BYTES])
+                .lanewise(VectorOperators.LSHR, LANE_SHIFT[width])
+                .and((byte) ((1 << width) - 1))
+                .lanewise(VectorOperators.LSHL, planeShift);
+    }
+
+    private static void stripes1(MemorySegment src, long at, byte[] dst, int d) {
         for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            ByteVector field = ByteVector.zero(STRIPE);
-            for (int p = 0; p < planes; p++) {
-                int width = WeightletLayout.planeWidth(bits, p);
-                int firstByte = 2 * width * s;  // 16 weights of b bits start at byte 16·s·b/8 of the plane
-                ByteVector block = ByteVector.fromMemorySegment(STRIPE, src,
-                        at + WeightletLayout.planeByteOffset(bits, p) + firstByte / BLOCK_BYTES * BLOCK_BYTES, ORDER);
-                ByteVector spread = ByteVector.fromArray(STRIPE, SPREAD[width][firstByte % BLOCK_BYTES], 0)
-                        .selectFrom(block);
-                ByteVector part = spread.lanewise(VectorOperators.LSHR, ByteVector.fromArray(STRIPE, LANE_SHIFT[width], 0))
-                        .and((byte) ((1 << width) - 1))
-                        .lanewise(VectorOperators.LSHL, WeightletLayout.planeShift(bits, p));
-                field = field.or(part);
-            }
-            field.add(offset).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            plane(src, at, 1, 0, s)
+                    .add((byte) -1).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes2(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 2, 0, s)
+                    .add((byte) -2).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes3(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 1, 2, s)
+                    .or(plane(src, at + 16, 2, 0, s))
+                    .add((byte) -4).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes4(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 4, 0, s)
+                    .add((byte) -8).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes5(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 1, 4, s)
+                    .or(plane(src, at + 16, 4, 0, s))
+                    .add((byte) -16).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes6(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 2, 4, s)
+                    .or(plane(src, at + 32, 4, 0, s))
+                    .add((byte) -32).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes7(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 1, 6, s)
+                    .or(plane(src, at + 16, 2, 4, s))
+                    .or(plane(src, at + 48, 4, 0, s))
+                    .add((byte) -64).intoArray(dst, d + s * STRIPE_WEIGHTS);
+        }
+    }
+
+    private static void stripes8(MemorySegment src, long at, byte[] dst, int d) {
+        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+            plane(src, at, 4, 4, s)
+                    .or(plane(src, at + 64, 4, 0, s))
+                    .add((byte) -128).intoArray(dst, d + s * STRIPE_WEIGHTS);
         }
     }
 }

@@ -63,10 +63,12 @@ public final class UnpackBench {
 
     private void run(int channels, int length) throws Exception {
         List<Format> formats = List.of(
-                new Format("weightlet (SIMD)", WeightletPacker.INSTANCE, VectorWeightletUnpacker.INSTANCE),
+                new Format("weightlet (SIMD 512, half groups)", WeightletPacker.INSTANCE,
+                        VectorWeightletUnpacker.HALF_GROUP_KERNEL),
+                new Format("weightlet (SIMD 128, stripes)", WeightletPacker.INSTANCE, VectorWeightletUnpacker.STRIPE_KERNEL),
                 new Format("weightlet (scalar ref)", WeightletPacker.INSTANCE, ScalarWeightletUnpacker.INSTANCE),
-                new Format("split planes, K-quant-like (SIMD)", SplitPlanePacker.INSTANCE, VectorSplitPlaneUnpacker.INSTANCE),
-                new Format("INT4/INT8 padded (SIMD)", PaddedInt4Int8Packer.INSTANCE, VectorPaddedUnpacker.INSTANCE));
+                new Format("split planes, K-quant-like (SIMD 128)", SplitPlanePacker.INSTANCE, VectorSplitPlaneUnpacker.INSTANCE),
+                new Format("INT4/INT8 padded (SIMD 128)", PaddedInt4Int8Packer.INSTANCE, VectorPaddedUnpacker.INSTANCE));
         int weights = Math.multiplyExact(channels, length);
         byte[] out = new byte[weights];
         byte[] copySource = new byte[weights];
