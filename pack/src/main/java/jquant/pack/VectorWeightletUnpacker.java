@@ -31,7 +31,8 @@ import jdk.incubator.vector.VectorSpecies;
  * of its byte, where the mask drops whatever came in from the byte below, and the final right shift of a
  * masked byte cannot leave it, so whole-lane shifts give the bytes per-byte shifts would. Each bit width
  * has a small method naming its planes, small enough for C2 to inline every Vector API call (a fully
- * unrolled stripe kernel hit the inlining node limit and boxed its vectors, 20–50× slower).
+ * unrolled stripe kernel hit the inlining node limit and boxed its vectors, 20–50× slower; see
+ * {@code GroupRun} for the same hazard across widths).
  *
  * <p>Output is bit-identical to {@link ScalarWeightletUnpacker}; a partial last group is decoded into a
  * scratch group and copied.
@@ -86,13 +87,11 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
                 dstOffset);
         int groupBytes = WeightletLayout.groupBytes(bits);
         int full = length / GROUP_WEIGHTS;
-        for (int g = 0; g < full; g++) {
-            unpackGroup(bits, src, srcOffset + (long) g * groupBytes, dst, dstOffset + g * GROUP_WEIGHTS);
-        }
+        unpackGroups(bits, src, srcOffset, full, dst, dstOffset);
         int rest = length - full * GROUP_WEIGHTS;
         if (rest > 0) {
             byte[] group = new byte[GROUP_WEIGHTS];
-            unpackGroup(bits, src, srcOffset + (long) full * groupBytes, group, 0);
+            unpackGroups(bits, src, srcOffset + (long) full * groupBytes, 1, group, 0);
             System.arraycopy(group, 0, dst, dstOffset + full * GROUP_WEIGHTS, rest);
         }
     }
@@ -105,7 +104,7 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
         int groupBytes = WeightletLayout.groupBytes(bits);
         byte[] group = new byte[GROUP_WEIGHTS];
         for (int g = 0; g < WeightletLayout.groups(length); g++) {
-            unpackGroup(bits, src, srcOffset + (long) g * groupBytes, group, 0);
+            unpackGroups(bits, src, srcOffset + (long) g * groupBytes, 1, group, 0);
             int base = dstOffset + g * GROUP_WEIGHTS;
             int inGroup = Math.min(GROUP_WEIGHTS, length - g * GROUP_WEIGHTS);
             int i = 0;
@@ -120,32 +119,38 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
         }
     }
 
-    private void unpackGroup(int bits, MemorySegment src, long at, byte[] dst, int d) {
-        if (halfGroups) {
-            switch (bits) {
-                case 1 -> halves1(src, at, dst, d);
-                case 2 -> halves2(src, at, dst, d);
-                case 3 -> halves3(src, at, dst, d);
-                case 4 -> halves4(src, at, dst, d);
-                case 5 -> halves5(src, at, dst, d);
-                case 6 -> halves6(src, at, dst, d);
-                case 7 -> halves7(src, at, dst, d);
-                case 8 -> halves8(src, at, dst, d);
-                default -> WeightletLayout.checkBits(bits);
-            }
-        } else {
-            switch (bits) {
-                case 1 -> stripes1(src, at, dst, d);
-                case 2 -> stripes2(src, at, dst, d);
-                case 3 -> stripes3(src, at, dst, d);
-                case 4 -> stripes4(src, at, dst, d);
-                case 5 -> stripes5(src, at, dst, d);
-                case 6 -> stripes6(src, at, dst, d);
-                case 7 -> stripes7(src, at, dst, d);
-                case 8 -> stripes8(src, at, dst, d);
-                default -> WeightletLayout.checkBits(bits);
-            }
-        }
+    /**
+     * Decodes {@code groups} whole groups of one bit width. One implementation per width, called through
+     * this interface: with several widths in use the call is megamorphic, so C2 compiles each width's
+     * loop on its own instead of inlining all of them into one method, where the inlining node limit
+     * would leave Vector API calls out-of-line and box every vector.
+     */
+    private interface GroupRun {
+        void unpack(MemorySegment src, long at, int groups, byte[] dst, int d);
+    }
+
+    private static final GroupRun[] STRIPE_RUNS = {null,
+            VectorWeightletUnpacker::stripes1,
+            VectorWeightletUnpacker::stripes2,
+            VectorWeightletUnpacker::stripes3,
+            VectorWeightletUnpacker::stripes4,
+            VectorWeightletUnpacker::stripes5,
+            VectorWeightletUnpacker::stripes6,
+            VectorWeightletUnpacker::stripes7,
+            VectorWeightletUnpacker::stripes8};
+    private static final GroupRun[] HALF_GROUP_RUNS = {null,
+            VectorWeightletUnpacker::halves1,
+            VectorWeightletUnpacker::halves2,
+            VectorWeightletUnpacker::halves3,
+            VectorWeightletUnpacker::halves4,
+            VectorWeightletUnpacker::halves5,
+            VectorWeightletUnpacker::halves6,
+            VectorWeightletUnpacker::halves7,
+            VectorWeightletUnpacker::halves8};
+
+    private void unpackGroups(int bits, MemorySegment src, long at, int groups, byte[] dst, int d) {
+        WeightletLayout.checkBits(bits);
+        (halfGroups ? HALF_GROUP_RUNS : STRIPE_RUNS)[bits].unpack(src, at, groups, dst, d);
     }
 
     /** Bring the slot at the top of each byte down to bit {@code planeShift}, after masking the rest. */
@@ -187,126 +192,158 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
     }
 
     /** 1 bit = 1-bit plane, one stripe per step. */
-    private static void stripes1(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 1, 0, s), 1, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes1(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 16, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 1, 0, s), 1, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 1 bit = 1-bit plane, four stripes per step. */
-    private static void halves1(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 1, 0, h), 1, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves1(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 16, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 1, 0, h), 1, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 2 bits = 2-bit plane, one stripe per step. */
-    private static void stripes2(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 2, 0, s), 2, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes2(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 32, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 2, 0, s), 2, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 2 bits = 2-bit plane, four stripes per step. */
-    private static void halves2(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 2, 0, h), 2, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves2(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 32, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 2, 0, h), 2, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 3 bits = 1-bit + 2-bit planes, one stripe per step. */
-    private static void stripes3(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 1, 2, s)
-                    .or(stripePlane(src, at + 16, 2, 0, s)), 3, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes3(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 48, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 1, 2, s)
+                        .or(stripePlane(src, at + 16, 2, 0, s)), 3, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 3 bits = 1-bit + 2-bit planes, four stripes per step. */
-    private static void halves3(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 1, 2, h)
-                    .or(halfGroupPlane(src, at + 16, 2, 0, h)), 3, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves3(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 48, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 1, 2, h)
+                        .or(halfGroupPlane(src, at + 16, 2, 0, h)), 3, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 4 bits = 4-bit plane, one stripe per step. */
-    private static void stripes4(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 4, 0, s), 4, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes4(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 64, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 4, 0, s), 4, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 4 bits = 4-bit plane, four stripes per step. */
-    private static void halves4(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 4, 0, h), 4, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves4(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 64, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 4, 0, h), 4, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 5 bits = 1-bit + 4-bit planes, one stripe per step. */
-    private static void stripes5(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 1, 4, s)
-                    .or(stripePlane(src, at + 16, 4, 0, s)), 5, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes5(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 80, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 1, 4, s)
+                        .or(stripePlane(src, at + 16, 4, 0, s)), 5, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 5 bits = 1-bit + 4-bit planes, four stripes per step. */
-    private static void halves5(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 1, 4, h)
-                    .or(halfGroupPlane(src, at + 16, 4, 0, h)), 5, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves5(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 80, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 1, 4, h)
+                        .or(halfGroupPlane(src, at + 16, 4, 0, h)), 5, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 6 bits = 2-bit + 4-bit planes, one stripe per step. */
-    private static void stripes6(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 2, 4, s)
-                    .or(stripePlane(src, at + 32, 4, 0, s)), 6, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes6(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 96, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 2, 4, s)
+                        .or(stripePlane(src, at + 32, 4, 0, s)), 6, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 6 bits = 2-bit + 4-bit planes, four stripes per step. */
-    private static void halves6(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 2, 4, h)
-                    .or(halfGroupPlane(src, at + 32, 4, 0, h)), 6, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves6(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 96, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 2, 4, h)
+                        .or(halfGroupPlane(src, at + 32, 4, 0, h)), 6, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 7 bits = 1-bit + 2-bit + 4-bit planes, one stripe per step. */
-    private static void stripes7(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 1, 6, s)
-                    .or(stripePlane(src, at + 16, 2, 4, s))
-                    .or(stripePlane(src, at + 48, 4, 0, s)), 7, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes7(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 112, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 1, 6, s)
+                        .or(stripePlane(src, at + 16, 2, 4, s))
+                        .or(stripePlane(src, at + 48, 4, 0, s)), 7, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 7 bits = 1-bit + 2-bit + 4-bit planes, four stripes per step. */
-    private static void halves7(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 1, 6, h)
-                    .or(halfGroupPlane(src, at + 16, 2, 4, h))
-                    .or(halfGroupPlane(src, at + 48, 4, 0, h)), 7, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves7(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 112, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 1, 6, h)
+                        .or(halfGroupPlane(src, at + 16, 2, 4, h))
+                        .or(halfGroupPlane(src, at + 48, 4, 0, h)), 7, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 
     /** 8 bits = 4-bit + 4-bit planes, one stripe per step. */
-    private static void stripes8(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            store(stripePlane(src, at, 4, 4, s)
-                    .or(stripePlane(src, at + 64, 4, 0, s)), 8, dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes8(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 128, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                store(stripePlane(src, at, 4, 4, s)
+                        .or(stripePlane(src, at + 64, 4, 0, s)), 8, dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
     /** 8 bits = 4-bit + 4-bit planes, four stripes per step. */
-    private static void halves8(MemorySegment src, long at, byte[] dst, int d) {
-        for (int h = 0; h < 2; h++) {
-            store(halfGroupPlane(src, at, 4, 4, h)
-                    .or(halfGroupPlane(src, at + 64, 4, 0, h)), 8, dst, d + h * HALF_GROUP_BYTES);
+    private static void halves8(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 128, d += GROUP_WEIGHTS) {
+            for (int h = 0; h < 2; h++) {
+                store(halfGroupPlane(src, at, 4, 4, h)
+                        .or(halfGroupPlane(src, at + 64, 4, 0, h)), 8, dst, d + h * HALF_GROUP_BYTES);
+            }
         }
     }
 }

@@ -54,30 +54,30 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
                 dstOffset);
         int groupBytes = WeightletLayout.groupBytes(bits);
         int full = length / GROUP_WEIGHTS;
-        for (int g = 0; g < full; g++) {
-            unpackGroup(bits, src, srcOffset + (long) g * groupBytes, dst, dstOffset + g * GROUP_WEIGHTS);
-        }
+        WeightletLayout.checkBits(bits);
+        RUNS[bits].unpack(src, srcOffset, full, dst, dstOffset);
         int rest = length - full * GROUP_WEIGHTS;
         if (rest > 0) {
             byte[] group = new byte[GROUP_WEIGHTS];
-            unpackGroup(bits, src, srcOffset + (long) full * groupBytes, group, 0);
+            RUNS[bits].unpack(src, srcOffset + (long) full * groupBytes, 1, group, 0);
             System.arraycopy(group, 0, dst, dstOffset + full * GROUP_WEIGHTS, rest);
         }
     }
 
-    private static void unpackGroup(int bits, MemorySegment src, long at, byte[] dst, int d) {
-        switch (bits) {
-            case 1 -> stripes1(src, at, dst, d);
-            case 2 -> stripes2(src, at, dst, d);
-            case 3 -> stripes3(src, at, dst, d);
-            case 4 -> stripes4(src, at, dst, d);
-            case 5 -> stripes5(src, at, dst, d);
-            case 6 -> stripes6(src, at, dst, d);
-            case 7 -> stripes7(src, at, dst, d);
-            case 8 -> stripes8(src, at, dst, d);
-            default -> WeightletLayout.checkBits(bits);
-        }
+    /** Whole groups of one width; one implementation per width, as in the weightlet SIMD decoder. */
+    private interface GroupRun {
+        void unpack(MemorySegment src, long at, int groups, byte[] dst, int d);
     }
+
+    private static final GroupRun[] RUNS = {null,
+            VectorSplitPlaneUnpacker::stripes1,
+            VectorSplitPlaneUnpacker::stripes2,
+            VectorSplitPlaneUnpacker::stripes3,
+            VectorSplitPlaneUnpacker::stripes4,
+            VectorSplitPlaneUnpacker::stripes5,
+            VectorSplitPlaneUnpacker::stripes6,
+            VectorSplitPlaneUnpacker::stripes7,
+            VectorSplitPlaneUnpacker::stripes8};
 
     /** Stripe {@code stripe}'s share of the natural-order plane at {@code planeAt}: shuffle, shift, mask, align. */
     private static ByteVector plane(MemorySegment src, long planeAt, int width, int planeShift, int stripe) {
@@ -90,65 +90,81 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
                 .lanewise(VectorOperators.LSHL, planeShift);
     }
 
-    private static void stripes1(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 1, 0, s)
-                    .add((byte) -1).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes1(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 16, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 1, 0, s)
+                        .add((byte) -1).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes2(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 2, 0, s)
-                    .add((byte) -2).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes2(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 32, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 2, 0, s)
+                        .add((byte) -2).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes3(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 1, 2, s)
-                    .or(plane(src, at + 16, 2, 0, s))
-                    .add((byte) -4).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes3(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 48, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 1, 2, s)
+                        .or(plane(src, at + 16, 2, 0, s))
+                        .add((byte) -4).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes4(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 4, 0, s)
-                    .add((byte) -8).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes4(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 64, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 4, 0, s)
+                        .add((byte) -8).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes5(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 1, 4, s)
-                    .or(plane(src, at + 16, 4, 0, s))
-                    .add((byte) -16).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes5(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 80, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 1, 4, s)
+                        .or(plane(src, at + 16, 4, 0, s))
+                        .add((byte) -16).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes6(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 2, 4, s)
-                    .or(plane(src, at + 32, 4, 0, s))
-                    .add((byte) -32).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes6(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 96, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 2, 4, s)
+                        .or(plane(src, at + 32, 4, 0, s))
+                        .add((byte) -32).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes7(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 1, 6, s)
-                    .or(plane(src, at + 16, 2, 4, s))
-                    .or(plane(src, at + 48, 4, 0, s))
-                    .add((byte) -64).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes7(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 112, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 1, 6, s)
+                        .or(plane(src, at + 16, 2, 4, s))
+                        .or(plane(src, at + 48, 4, 0, s))
+                        .add((byte) -64).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 
-    private static void stripes8(MemorySegment src, long at, byte[] dst, int d) {
-        for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-            plane(src, at, 4, 4, s)
-                    .or(plane(src, at + 64, 4, 0, s))
-                    .add((byte) -128).intoArray(dst, d + s * STRIPE_WEIGHTS);
+    private static void stripes8(MemorySegment src, long at, int groups, byte[] dst, int d) {
+        for (int g = 0; g < groups; g++, at += 128, d += GROUP_WEIGHTS) {
+            for (int s = 0; s < STRIPES_PER_GROUP; s++) {
+                plane(src, at, 4, 4, s)
+                        .or(plane(src, at + 64, 4, 0, s))
+                        .add((byte) -128).intoArray(dst, d + s * STRIPE_WEIGHTS);
+            }
         }
     }
 }
