@@ -150,7 +150,12 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
 
     private void unpackGroups(int bits, MemorySegment src, long at, int groups, byte[] dst, int d) {
         WeightletLayout.checkBits(bits);
-        (halfGroups ? HALF_GROUP_RUNS : STRIPE_RUNS)[bits].unpack(src, at, groups, dst, d);
+        // two call sites, so that one kernel's widths do not make the other's call polymorphic
+        if (halfGroups) {
+            HALF_GROUP_RUNS[bits].unpack(src, at, groups, dst, d);
+        } else {
+            STRIPE_RUNS[bits].unpack(src, at, groups, dst, d);
+        }
     }
 
     /** Bring the slot at the top of each byte down to bit {@code planeShift}, after masking the rest. */

@@ -29,7 +29,9 @@ import jquant.pack.baseline.VectorSplitPlaneUnpacker;
  * up before it is timed; each figure is the median of the timed repetitions.
  *
  * <p>Run: {@code java --add-modules jdk.incubator.vector -cp <pack, quantize, formats classes>
- * jquant.pack.bench.UnpackBench [channels length reps]}
+ * jquant.pack.bench.UnpackBench [channels length reps [stripe]]}; {@code stripe} times the 128-bit stripe
+ * kernel instead of the machine's default. Only one weightlet kernel runs per JVM: with both hot, C2
+ * inlines both into the shared channel loop, hits its inlining node limit and boxes vectors.
  */
 public final class UnpackBench {
 
@@ -55,17 +57,17 @@ public final class UnpackBench {
             return t;
         });
         try {
-            new UnpackBench(pool, reps).run(channels, length);
+            new UnpackBench(pool, reps).run(channels, length, args.length > 3 && args[3].equals("stripe"));
         } finally {
             pool.shutdown();
         }
     }
 
-    private void run(int channels, int length) throws Exception {
+    private void run(int channels, int length, boolean stripeKernel) throws Exception {
         List<Format> formats = List.of(
-                new Format("weightlet (SIMD 512, half groups)", WeightletPacker.INSTANCE,
-                        VectorWeightletUnpacker.HALF_GROUP_KERNEL),
-                new Format("weightlet (SIMD 128, stripes)", WeightletPacker.INSTANCE, VectorWeightletUnpacker.STRIPE_KERNEL),
+                new Format(stripeKernel ? "weightlet (SIMD 128, stripes)" : "weightlet (SIMD, machine's kernel)",
+                        WeightletPacker.INSTANCE,
+                        stripeKernel ? VectorWeightletUnpacker.STRIPE_KERNEL : VectorWeightletUnpacker.INSTANCE),
                 new Format("weightlet (scalar ref)", WeightletPacker.INSTANCE, ScalarWeightletUnpacker.INSTANCE),
                 new Format("split planes, K-quant-like (SIMD 128)", SplitPlanePacker.INSTANCE, VectorSplitPlaneUnpacker.INSTANCE),
                 new Format("INT4/INT8 padded (SIMD 128)", PaddedInt4Int8Packer.INSTANCE, VectorPaddedUnpacker.INSTANCE));
