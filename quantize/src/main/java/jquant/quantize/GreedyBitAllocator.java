@@ -14,29 +14,41 @@ import java.util.Set;
  *
  * <pre>
  *  B_i ← 1 for every channel;  remaining ← ⌊budget · N⌋ − N          (N = weights in scope)
- *  heap ← every channel, keyed by gain_i / len_i = (E_i(B_i) − E_i(B_i + 1)) / len_i
+ *  heap ← every channel i with its best step: k_i ∈ 1..8−B_i maximising the gain per bit
+ *         g_i = (E_i(B_i) − E_i(B_i + k)) / k, keyed by g_i / len_i      (ties: smallest k)
  *  while remaining ≥ shortest channel and heap not empty:
  *      i ← pop max key                            (ties: lower tensor index, then lower row)
- *      if len_i > remaining: drop i              (it can never fit again)
- *      else B_i ← B_i + 1;  remaining ← remaining − len_i;  if B_i < 8: push i with its next gain
+ *      if k_i · len_i > remaining: re-push i with its best step among those that fit (drop i if none)
+ *      else B_i ← B_i + k_i;  remaining ← remaining − k_i · len_i;  if B_i < 8: re-push i
  * </pre>
+ *
+ * <b>Convex curves: exactly Algorithm 1.</b> When a channel's gains E(B) − E(B+1) are
+ * non-negative and non-increasing ({@link ErrorTable#hasDiminishingGains}), the best step is always
+ * k = 1 and this is the paper's loop: pop the largest gain, add one bit, re-push. Within one tensor
+ * it is then exactly optimal for the separable objective Σ_i E_i(B_i) (the paper's exchange
+ * argument; the tests check it against dynamic programming). {@link Metric#APPROX} curves are
+ * always convex; {@link Metric#EXACT} curves of real channels almost always are.
+ *
+ * <b>Non-convex curves: steps along the lower convex hull.</b> A channel with a few huge outliers
+ * can gain little from its 2nd bit and much from its 3rd. One-bit greedy would starve it forever;
+ * looking ahead to the best average gain per bit lets it take both bits together. This is greedy on
+ * each channel's lower convex hull: optimal whenever the budget ends on hull vertices, and a close
+ * heuristic otherwise (the tests measure the gap against dynamic programming). A step that no
+ * longer fits the remaining budget is re-evaluated lazily when popped; keys only ever fall, so the
+ * heap order stays correct.
  *
  * <b>Budget.</b> Average bits per weight over every weight in scope; one more bit of a channel
  * costs its length. For one tensor every channel has the same length, so this is the paper's
- * average over channels. The budget must be in [1, 8]. The plan never exceeds it, and when it is
- * not exactly reachable the shortfall is less than one channel's worth of bits: allocation stops
- * only when no channel still below 8 bits fits in what is left.
+ * average over channels; across tensors of different row lengths the key is gain per weight-bit
+ * and the problem is a knapsack, so greedy is a close heuristic there. The budget must be in
+ * [1, 8] and is taken at its decimal value ({@link Double#toString}). The plan never exceeds it;
+ * when it is not exactly reachable the shortfall is less than one channel's worth of bits, since
+ * allocation stops only when no further bit of any channel below 8 bits fits. Zero or negative
+ * gains are still spent last: the budget is what the caller asked to fill.
  *
- * <b>Optimality.</b> The objective Σ_i E_i(B_i) is separable. When every channel's gains are
- * non-negative and non-increasing in B ({@link ErrorTable#hasDiminishingGains}) and all channels
- * have one length, greedy is exactly optimal (the exchange argument of the paper); this always
- * holds for {@link Metric#APPROX} within a tensor. With {@link Metric#EXACT} an occasional channel
- * has a non-monotone curve, and across tensors of different row lengths the problem is a knapsack:
- * greedy by gain per weight-bit is then a very close heuristic, not a proof. Gains that are zero or
- * negative are still spent last, because the budget is what the caller asked to fill.
- *
- * <b>Cost.</b> At most 7 pops per channel, each O(log C): O(C log C). The heap is sequential;
- * parallelism lives in {@link RelativeError#table}. The result depends only on the tables.
+ * <b>Cost.</b> At most 7 steps (plus at most 7 lazy re-evaluations) per channel, each O(log C):
+ * O(C log C). The heap is sequential; parallelism lives in {@link RelativeError#table}. The result
+ * depends only on the tables, never on thread count.
  */
 public final class GreedyBitAllocator {
 
@@ -64,15 +76,23 @@ public final class GreedyBitAllocator {
             ErrorTable table = tables.get(t);
             bits[t] = new byte[table.rows()];
             java.util.Arrays.fill(bits[t], (byte) SymmetricChannelQuantizer.MIN_BITS);
-            for (int r = 0; r < table.rows(); r++) heap.add(Candidate.of(table, t, r, SymmetricChannelQuantizer.MIN_BITS));
+            for (int r = 0; r < table.rows(); r++) heap.add(Candidate.of(table, t, r, SymmetricChannelQuantizer.MIN_BITS, SymmetricChannelQuantizer.MAX_BITS - 1));
         }
         while (remaining >= shortest && !heap.isEmpty()) {
             Candidate c = heap.poll();
             ErrorTable table = tables.get(c.tensor);
-            if (table.cols() > remaining) continue;
-            int next = ++bits[c.tensor][c.row];
-            remaining -= table.cols();
-            if (next < SymmetricChannelQuantizer.MAX_BITS) heap.add(Candidate.of(table, c.tensor, c.row, next));
+            long cost = (long) c.steps * table.cols();
+            if (cost > remaining) {
+                int fitting = (int) Math.min(c.steps - 1, remaining / table.cols());
+                if (fitting > 0) heap.add(Candidate.of(table, c.tensor, c.row, bits[c.tensor][c.row], fitting));
+                continue;
+            }
+            bits[c.tensor][c.row] += (byte) c.steps;
+            remaining -= cost;
+            int now = bits[c.tensor][c.row];
+            if (now < SymmetricChannelQuantizer.MAX_BITS) {
+                heap.add(Candidate.of(table, c.tensor, c.row, now, SymmetricChannelQuantizer.MAX_BITS - now));
+            }
         }
 
         List<TensorPlan> plans = new ArrayList<>(tables.size());
@@ -108,14 +128,25 @@ public final class GreedyBitAllocator {
         }
     }
 
-    /** One channel in the heap, keyed by the gain of its next bit per weight-bit it costs. */
-    private record Candidate(double key, int tensor, int row) {
+    /** One channel in the heap: its best next step of {@code steps} bits, keyed by gain per weight-bit. */
+    private record Candidate(double key, int tensor, int row, int steps) {
         static final Comparator<Candidate> BEST_FIRST = Comparator.comparingDouble(Candidate::key).reversed()
                 .thenComparingInt(Candidate::tensor).thenComparingInt(Candidate::row);
 
-        static Candidate of(ErrorTable table, int tensor, int row, int bits) {
+        /** The step of 1..maxSteps bits from {@code bits} with the largest average gain per bit (smallest on ties). */
+        static Candidate of(ErrorTable table, int tensor, int row, int bits, int maxSteps) {
+            double from = table.error(row, bits);
+            double bestGain = Double.NEGATIVE_INFINITY;
+            int bestSteps = 1;
+            for (int k = 1; k <= maxSteps; k++) {
+                double gain = (from - table.error(row, bits + k)) / k;
+                if (gain > bestGain) {
+                    bestGain = gain;
+                    bestSteps = k;
+                }
+            }
             // + 0.0 turns −0.0 into 0.0 so that equal gains compare equal and fall to the index tie-break.
-            return new Candidate(table.gain(row, bits) / table.cols() + 0.0, tensor, row);
+            return new Candidate(bestGain / table.cols() + 0.0, tensor, row, bestSteps);
         }
     }
 }
