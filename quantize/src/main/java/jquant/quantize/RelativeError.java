@@ -8,7 +8,9 @@ import java.util.stream.IntStream;
  * <h2>Exact</h2>
  * {@code RE = 1 − cos(W_i, Q_B(W_i))} with Q_B the int8 codes of {@link SymmetricChannelQuantizer},
  * on the very grid (clip) it picks, so this costs what quantizing at all 8 widths costs (the
- * cosine does not depend on the positive scale). Because the quantizer refits its scale by
+ * cosine does not depend on the positive scale). Unweighted, it comes from the clip search's own
+ * float-accumulated residual sums ({@link GridKernel}), accurate to about 1e−5 relative; weighted,
+ * from double dot products. Because the quantizer refits its scale by
  * least squares, the relative squared error of the dequantized channel is
  * {@code 1 − cos² = RE·(2 − RE)}, so ranking by RE is ranking by real reconstruction error.
  *
@@ -57,21 +59,25 @@ public final class RelativeError {
     private static void checkedCurve(Metric metric, float[] data, int offset, int length, float[] importance, int row,
                                      double[] out, int outOffset) {
         float maxAbs = SymmetricChannelQuantizer.maxAbs(data, offset, length, row);
-        double energy = 0, importanceSum = 0;
-        for (int j = 0; j < length; j++) {
-            double w = data[offset + j];
-            double a = importance == null ? 1 : importance[j];
-            energy += a * w * w;
-            importanceSum += a;
+        double energy = SymmetricChannelQuantizer.energy(data, offset, length);
+        double weightedEnergy = energy, importanceSum = length;
+        if (importance != null) {
+            weightedEnergy = 0;
+            importanceSum = 0;
+            for (int j = 0; j < length; j++) {
+                double w = data[offset + j];
+                weightedEnergy += importance[j] * w * w;
+                importanceSum += importance[j];
+            }
         }
-        if (maxAbs == 0f || energy == 0) {
+        if (maxAbs < SymmetricChannelQuantizer.NEGLIGIBLE || weightedEnergy == 0) {
             java.util.Arrays.fill(out, outOffset, outOffset + WIDTHS, 0.0);
             return;
         }
         for (int bits = 1; bits <= WIDTHS; bits++) {
             out[outOffset + bits - 1] = switch (metric) {
-                case APPROX -> (double) maxAbs * maxAbs * importanceSum / (6 * Math.pow(4, bits) * energy);
-                case EXACT -> cosineDistance(data, offset, length, importance, bits, maxAbs, energy);
+                case APPROX -> (double) maxAbs * maxAbs * importanceSum / (6 * Math.pow(4, bits) * weightedEnergy);
+                case EXACT -> cosineDistance(data, offset, length, importance, bits, maxAbs, energy, weightedEnergy);
             };
         }
     }
@@ -96,24 +102,26 @@ public final class RelativeError {
         return new ErrorTable(name, rows, cols, metric, errors);
     }
 
-    /** 1 − cos on the grid the quantizer picks (chosen by the unweighted cosine, as quantizeRow does). */
+    /**
+     * 1 − cos on the grid the quantizer picks (chosen by the unweighted cosine, as quantizeRow
+     * does); {@code energy} is Σw², {@code weightedEnergy} Σ a·w².
+     */
     private static double cosineDistance(float[] data, int offset, int length, float[] importance, int bits,
-                                         float maxAbs, double energy) {
-        SymmetricChannelQuantizer.Grid grid = SymmetricChannelQuantizer.chooseGrid(data, offset, length, bits, maxAbs);
-        double cosine = grid.cosine();
-        if (importance != null) {
-            double dotWV = 0, dotVV = 0;
-            for (int j = 0; j < length; j++) {
-                float w = data[offset + j];
-                int v = SymmetricChannelQuantizer.code(bits, w, grid.inverseSpacing());
-                dotWV += (double) importance[j] * w * v;
-                dotVV += (double) importance[j] * v * v;
-            }
-            // All important columns rounded to 0 (possible only at 8 bits): nothing of them survives.
-            cosine = dotVV == 0 ? 0 : dotWV / Math.sqrt(energy * dotVV);
+                                         float maxAbs, double energy, double weightedEnergy) {
+        SymmetricChannelQuantizer.Grid grid = SymmetricChannelQuantizer.chooseGrid(data, offset, length, bits, maxAbs, energy);
+        if (importance == null) return grid.cosineDistance();
+        GridKernel.Shape shape = GridKernel.Shape.of(bits);
+        double dotWV = 0, dotVV = 0;
+        for (int j = 0; j < length; j++) {
+            float w = data[offset + j];
+            int v = GridKernel.code(shape, w, grid.inverseSpacing());
+            dotWV += (double) importance[j] * w * v;
+            dotVV += (double) importance[j] * v * v;
         }
+        // All important columns rounded to 0 (possible only at 8 bits): nothing of them survives.
+        if (dotVV == 0) return 1;
         // Cauchy–Schwarz bounds cos by 1; rounding in the sums can overshoot by an ulp.
-        return Math.max(0.0, 1.0 - cosine);
+        return Math.max(0.0, 1.0 - dotWV / Math.sqrt(weightedEnergy * dotVV));
     }
 
     private static void checkImportance(String name, float[] importance, int cols) {

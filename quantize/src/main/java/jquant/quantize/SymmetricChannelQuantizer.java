@@ -28,7 +28,8 @@ package jquant.quantize;
  * <h2>Codes and scale</h2>
  * The grid's top level is a clip value {@code L = r · max|w|}; its level spacing is
  * {@code 2L/(2^B − 1)} for B ≤ 7 (odd levels) and {@code L/127} for B = 8. Codes are nearest-level
- * rounding (ties towards +∞), weights beyond ±L take the extreme code. The clip ratio r is chosen
+ * rounding (ties towards +∞, in float arithmetic: {@link GridKernel#code}), weights beyond ±L take
+ * the extreme code. The clip ratio r is chosen
  * per channel and bit width from {@link #CLIP_RATIOS} (1 down to ≈0.22) to maximise
  * {@code cos(w, v)}; r = 1 (the plain max-abs grid) is a candidate, so the search never does worse.
  * Why search: with r = 1 the few largest weights of a long channel stretch the grid and the rest
@@ -42,8 +43,9 @@ package jquant.quantize;
  * binary-weight scale) and makes the squared error exactly {@code ‖w‖²·(1 − cos²(w, v))}, so the
  * exact {@link RelativeError} metric measures the error this quantizer really makes.
  *
- * <p>A channel that is all zeros gets scale 0 and the code of 0.0 on a unit grid (v = +1 for
- * B ≤ 7, v = 0 for B = 8); it dequantizes to zeros. NaN or ±Inf weights are rejected with an
+ * <p>A channel that is all zeros (or whose max|w| is below 2^−100, see {@link #NEGLIGIBLE}) gets
+ * scale 0 and the code of 0.0 on a unit grid (v = +1 for B ≤ 7, v = 0 for B = 8); it dequantizes
+ * to zeros. NaN or ±Inf weights are rejected with an
  * exception naming row and column.
  */
 public final class SymmetricChannelQuantizer {
@@ -115,20 +117,21 @@ public final class SymmetricChannelQuantizer {
         checkBits(bits);
         float maxAbs = maxAbs(data, offset, length, row);
         byte[] values = new byte[length];
-        if (maxAbs == 0f) {
+        if (maxAbs < NEGLIGIBLE) {
             java.util.Arrays.fill(values, (byte) zeroCode(bits));
             return new QuantizedRow(bits, values, 0f);
         }
-        double inverseSpacing = chooseGrid(data, offset, length, bits, maxAbs).inverseSpacing();
+        Grid grid = chooseGrid(data, offset, length, bits, maxAbs, energy(data, offset, length));
+        GridKernel.Shape shape = GridKernel.Shape.of(bits);
         double dotWV = 0, dotVV = 0;
         for (int j = 0; j < length; j++) {
             float w = data[offset + j];
-            int v = code(bits, w, inverseSpacing);
+            int v = GridKernel.code(shape, w, grid.inverseSpacing());
             values[j] = (byte) v;
             dotWV += (double) w * v;
             dotVV += (double) v * v;
         }
-        // dotVV > 0: B ≤ 7 has no zero level, and at B = 8 the max-abs weight maps to ±127.
+        // dotVV > 0: B ≤ 7 has no zero level, and the largest |w| never rounds to 0 (clip ≤ max|w|).
         return new QuantizedRow(bits, values, (float) (dotWV / dotVV));
     }
 
@@ -199,43 +202,54 @@ public final class SymmetricChannelQuantizer {
     /** Candidate clip ratios r (top level = r·max|w|): 2^(−k/5) for k = 0..11, so 1 down to ≈0.22 in steps of ≈13%. */
     static final double[] CLIP_RATIOS = java.util.stream.IntStream.range(0, 12).mapToDouble(k -> Math.pow(2, -k / 5.0)).toArray();
 
-    /** The chosen grid of one channel at one width: its top level, 1/spacing, and cos(w, codes). */
-    record Grid(double clip, double inverseSpacing, double cosine) {}
+    /**
+     * Channels whose largest |w| is below 2^−100 are quantized as all zero: their grid would need a
+     * 1/spacing beyond float range, and every weight of them is within 2^−100 of zero anyway.
+     */
+    static final float NEGLIGIBLE = 0x1p-100f;
+
+    /**
+     * The grid chosen for one channel at one width: its top level, the float 1/spacing the rounding
+     * uses, and {@code 1 − cos²(w, v)} of its codes.
+     */
+    record Grid(double clip, float inverseSpacing, double sineSquared) {
+        /** {@code 1 − cos(w, v) = (1 − cos²) / (1 + cos)}. */
+        double cosineDistance() {
+            return sineSquared / (1 + Math.sqrt(1 - sineSquared));
+        }
+    }
 
     /**
      * The clip ratio of {@link #CLIP_RATIOS} whose codes have the largest cosine with the channel
-     * (the earliest, i.e. widest, on ties). {@code maxAbs} must be positive.
+     * (the earliest, i.e. widest, on ties). {@code maxAbs} must be at least {@link #NEGLIGIBLE};
+     * {@code energy} is Σw² of the channel.
      */
-    static Grid chooseGrid(float[] data, int offset, int length, int bits, float maxAbs) {
+    static Grid chooseGrid(float[] data, int offset, int length, int bits, float maxAbs, double energy) {
+        if (bits == MIN_BITS) {
+            // Sign codes: ⟨w, v⟩ = Σ|w| and ⟨v, v⟩ = n exactly, no search and no rounding to measure.
+            double sumAbs = 0;
+            for (int j = 0; j < length; j++) sumAbs += Math.abs(data[offset + j]);
+            double cosSquared = sumAbs * sumAbs / (length * energy);
+            return new Grid(maxAbs, (float) (1 / levelSpacing(bits, maxAbs)), Math.clamp(1 - cosSquared, 0.0, 1.0));
+        }
+        GridKernel.Shape shape = GridKernel.Shape.of(bits);
+        double[] stats = new double[3];
         Grid best = null;
-        int candidates = bits == MIN_BITS ? 1 : CLIP_RATIOS.length;
-        for (int k = 0; k < candidates; k++) {
+        for (int k = 0; k < CLIP_RATIOS.length; k++) {
             double clip = CLIP_RATIOS[k] * maxAbs;
-            double inverseSpacing = 1.0 / levelSpacing(bits, clip);
-            double dotWW = 0, dotWV = 0, dotVV = 0;
-            for (int j = 0; j < length; j++) {
-                float w = data[offset + j];
-                int v = code(bits, w, inverseSpacing);
-                dotWW += (double) w * w;
-                dotWV += (double) w * v;
-                dotVV += (double) v * v;
-            }
-            double cosine = dotWV / Math.sqrt(dotWW * dotVV);
-            if (best == null || cosine > best.cosine) best = new Grid(clip, inverseSpacing, cosine);
+            double spacing = levelSpacing(bits, clip);
+            float inverseSpacing = (float) (1 / spacing);
+            GridKernel.stats(data, offset, length, shape, inverseSpacing, (float) (spacing * shape.unitPerSpacing()), stats);
+            double sineSquared = Math.clamp((stats[0] - stats[1] * stats[1] / stats[2]) / energy, 0.0, 1.0);
+            if (best == null || sineSquared < best.sineSquared) best = new Grid(clip, inverseSpacing, sineSquared);
         }
         return best;
     }
 
-    /** The int8 value of the nearest grid level for 1/spacing {@code inverseSpacing}. */
-    static int code(int bits, float w, double inverseSpacing) {
-        if (bits == MAX_BITS) {
-            int v = (int) Math.floor(w * inverseSpacing + 0.5);
-            return Math.clamp(v, -INT8_MAX_LEVEL, INT8_MAX_LEVEL);
-        }
-        int top = (1 << bits) - 1;
-        // Level k·spacing − (top/2)·spacing for field k: the nearest field is floor(w/spacing + 2^(B−1)).
-        int field = Math.clamp((int) Math.floor(w * inverseSpacing + (1 << (bits - 1))), 0, top);
-        return 2 * field - top;
+    static double energy(float[] data, int offset, int length) {
+        double sum = 0;
+        for (int j = 0; j < length; j++) sum += (double) data[offset + j] * data[offset + j];
+        return sum;
     }
 
     /** The code an all-zero channel gets: the level of 0.0 (v = +1 below 8 bits, 0 at 8 bits). */
