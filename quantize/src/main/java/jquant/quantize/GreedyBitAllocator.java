@@ -3,14 +3,13 @@ package jquant.quantize;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
- * Per-channel bit widths under an average budget: EdgeFlow Algorithm 1 with a max-heap.
+ * Per-channel bit widths under an average budget: EdgeFlow Algorithm 1 with a max-heap
+ * ({@link ChannelHeap}: a primitive-array binary heap, same order as a PriorityQueue with the tie-break below).
  *
  * <pre>
  *  B_i ← 1 for every channel;  remaining ← ⌊budget · N⌋ − N          (N = weights in scope)
@@ -70,35 +69,45 @@ public final class GreedyBitAllocator {
         }
         long remaining = budgetBits(budget, weights) - weights;
 
-        byte[][] bits = new byte[tables.size()][];
-        PriorityQueue<Candidate> heap = new PriorityQueue<>(Candidate.BEST_FIRST);
+        // Channels are numbered tensor by tensor, so id order is (tensor index, row) order.
+        int[] firstChannel = new int[tables.size() + 1];
+        for (int t = 0; t < tables.size(); t++) firstChannel[t + 1] = Math.addExact(firstChannel[t], tables.get(t).rows());
+        int channels = firstChannel[tables.size()];
+        int[] tensorOf = new int[channels];
+        byte[] bits = new byte[channels];
+        byte[] steps = new byte[channels];
+        java.util.Arrays.fill(bits, (byte) SymmetricChannelQuantizer.MIN_BITS);
+        ChannelHeap heap = new ChannelHeap(channels);
         for (int t = 0; t < tables.size(); t++) {
-            ErrorTable table = tables.get(t);
-            bits[t] = new byte[table.rows()];
-            java.util.Arrays.fill(bits[t], (byte) SymmetricChannelQuantizer.MIN_BITS);
-            for (int r = 0; r < table.rows(); r++) heap.add(Candidate.of(table, t, r, SymmetricChannelQuantizer.MIN_BITS, SymmetricChannelQuantizer.MAX_BITS - 1));
+            for (int id = firstChannel[t]; id < firstChannel[t + 1]; id++) {
+                tensorOf[id] = t;
+                push(heap, tables.get(t), id, id - firstChannel[t], SymmetricChannelQuantizer.MIN_BITS,
+                        SymmetricChannelQuantizer.MAX_BITS - SymmetricChannelQuantizer.MIN_BITS, steps);
+            }
         }
         while (remaining >= shortest && !heap.isEmpty()) {
-            Candidate c = heap.poll();
-            ErrorTable table = tables.get(c.tensor);
-            long cost = (long) c.steps * table.cols();
+            int id = heap.topChannel();
+            heap.pop();
+            ErrorTable table = tables.get(tensorOf[id]);
+            int row = id - firstChannel[tensorOf[id]];
+            long cost = (long) steps[id] * table.cols();
             if (cost > remaining) {
-                int fitting = (int) Math.min(c.steps - 1, remaining / table.cols());
-                if (fitting > 0) heap.add(Candidate.of(table, c.tensor, c.row, bits[c.tensor][c.row], fitting));
+                int fitting = (int) Math.min(steps[id] - 1, remaining / table.cols());
+                if (fitting > 0) push(heap, table, id, row, bits[id], fitting, steps);
                 continue;
             }
-            bits[c.tensor][c.row] += (byte) c.steps;
+            bits[id] += steps[id];
             remaining -= cost;
-            int now = bits[c.tensor][c.row];
-            if (now < SymmetricChannelQuantizer.MAX_BITS) {
-                heap.add(Candidate.of(table, c.tensor, c.row, now, SymmetricChannelQuantizer.MAX_BITS - now));
+            if (bits[id] < SymmetricChannelQuantizer.MAX_BITS) {
+                push(heap, table, id, row, bits[id], SymmetricChannelQuantizer.MAX_BITS - bits[id], steps);
             }
         }
 
         List<TensorPlan> plans = new ArrayList<>(tables.size());
         for (int t = 0; t < tables.size(); t++) {
             ErrorTable table = tables.get(t);
-            plans.add(new TensorPlan(table.name(), table.rows(), table.cols(), bits[t], table.metric(), null));
+            plans.add(new TensorPlan(table.name(), table.rows(), table.cols(),
+                    java.util.Arrays.copyOfRange(bits, firstChannel[t], firstChannel[t + 1]), table.metric(), null));
         }
         return new BitPlan(budget, plans);
     }
@@ -128,25 +137,24 @@ public final class GreedyBitAllocator {
         }
     }
 
-    /** One channel in the heap: its best next step of {@code steps} bits, keyed by gain per weight-bit. */
-    private record Candidate(double key, int tensor, int row, int steps) {
-        static final Comparator<Candidate> BEST_FIRST = Comparator.comparingDouble(Candidate::key).reversed()
-                .thenComparingInt(Candidate::tensor).thenComparingInt(Candidate::row);
-
-        /** The step of 1..maxSteps bits from {@code bits} with the largest average gain per bit (smallest on ties). */
-        static Candidate of(ErrorTable table, int tensor, int row, int bits, int maxSteps) {
-            double from = table.error(row, bits);
-            double bestGain = Double.NEGATIVE_INFINITY;
-            int bestSteps = 1;
-            for (int k = 1; k <= maxSteps; k++) {
-                double gain = (from - table.error(row, bits + k)) / k;
-                if (gain > bestGain) {
-                    bestGain = gain;
-                    bestSteps = k;
-                }
+    /**
+     * Pushes channel {@code id} (row {@code row} of {@code table}, now at {@code bits}) with its best
+     * step of 1..maxSteps bits: the largest average gain per bit (the smallest step on ties), keyed
+     * per weight-bit. The step is remembered in {@code steps[id]}.
+     */
+    private static void push(ChannelHeap heap, ErrorTable table, int id, int row, int bits, int maxSteps, byte[] steps) {
+        double from = table.error(row, bits);
+        double bestGain = Double.NEGATIVE_INFINITY;
+        int bestSteps = 1;
+        for (int k = 1; k <= maxSteps; k++) {
+            double gain = (from - table.error(row, bits + k)) / k;
+            if (gain > bestGain) {
+                bestGain = gain;
+                bestSteps = k;
             }
-            // + 0.0 turns −0.0 into 0.0 so that equal gains compare equal and fall to the index tie-break.
-            return new Candidate(bestGain / table.cols() + 0.0, tensor, row, bestSteps);
         }
+        steps[id] = (byte) bestSteps;
+        // + 0.0 turns −0.0 into 0.0 so that equal gains compare equal and fall to the id tie-break.
+        heap.push(bestGain / table.cols() + 0.0, id);
     }
 }
