@@ -83,6 +83,17 @@ public final class RelativeError {
     }
 
     /**
+     * The RE table of a weight tensor {@code [out, in]} (any dtype the formats module can
+     * dequantize), named as the tensor is; {@code importance} is per input column or null.
+     */
+    public static ErrorTable table(jquant.formats.Tensor tensor, Metric metric, float[] importance) {
+        if (tensor.shape().length != 2) {
+            throw new IllegalArgumentException(tensor.name() + ": shape " + tensor.shapeString() + " is not a weight matrix [out, in]");
+        }
+        return table(tensor.name(), tensor.toFloats(), tensor.rows(), tensor.cols(), metric, importance);
+    }
+
+    /**
      * The RE curves of every row of a row-major {@code rows × cols} matrix, rows computed in
      * parallel (each row by the same sequential code, so the table does not depend on the thread
      * count). {@code importance} is per input column (length cols) or null.
