@@ -1,0 +1,225 @@
+package jquant.quantize;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The bit plan file: UTF-8 JSON, fields always in this order, two-space indent, '\n' line ends,
+ * so the same plan always gives the same bytes.
+ * <pre>
+ * {
+ *   "format" : "jquant-bitplan",
+ *   "version" : 1,
+ *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
+ *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
+ *   "tensors" : [ {
+ *     "name" : "blk.0.attn_q.weight",
+ *     "rows" : 64, "cols" : 64,      output channels, channel length
+ *     "metric" : "APPROX",           APPROX | EXACT
+ *     "alpha" : null,                smoothing factor in [0, 1], null until calibration sets it
+ *     "averageBits" : 5.0,           derived; checked on read
+ *     "histogram" : [ 0, 3, … ],     channels at 1..8 bits (derived; checked on read)
+ *     "bits" : "5546…"               one digit '1'..'8' per row, row 0 first
+ *   } ]
+ * }
+ * </pre>
+ * Reading rejects unknown or missing fields, duplicate keys, and anything inconsistent, naming the
+ * tensor and field.
+ */
+public final class BitPlanJson {
+
+    public static final String FORMAT = "jquant-bitplan";
+    public static final int VERSION = 1;
+
+    private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
+    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> TENSOR_FIELDS =
+            Set.of("name", "rows", "cols", "metric", "alpha", "averageBits", "histogram", "bits");
+
+    private BitPlanJson() {}
+
+    public static byte[] toBytes(BitPlan plan) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        DefaultIndenter indenter = new DefaultIndenter("  ", "\n");
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            g.setPrettyPrinter(new DefaultPrettyPrinter().withObjectIndenter(indenter));
+            g.writeStartObject();
+            g.writeStringField("format", FORMAT);
+            g.writeNumberField("version", VERSION);
+            g.writeNumberField("budget", plan.budget());
+            g.writeNumberField("averageBits", plan.averageBits());
+            g.writeArrayFieldStart("tensors");
+            for (TensorPlan t : plan.tensors()) {
+                g.writeStartObject();
+                g.writeStringField("name", t.name());
+                g.writeNumberField("rows", t.rows());
+                g.writeNumberField("cols", t.cols());
+                g.writeStringField("metric", t.metric().name());
+                if (t.alpha() == null) g.writeNullField("alpha");
+                else g.writeNumberField("alpha", t.alpha());
+                g.writeNumberField("averageBits", t.averageBits());
+                g.writeFieldName("histogram");
+                int[] histogram = t.histogram();
+                g.writeArray(histogram, 0, histogram.length);
+                g.writeStringField("bits", digits(t.bits()));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        out.write('\n');
+        return out.toByteArray();
+    }
+
+    /** Writes to a temporary file beside {@code file}, then renames it over {@code file}. */
+    public static void write(BitPlan plan, Path file) throws IOException {
+        byte[] bytes = toBytes(plan);
+        Path dir = file.toAbsolutePath().getParent();
+        Path temp = Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
+        try {
+            Files.write(temp, bytes);
+            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    public static BitPlan read(Path file) throws IOException {
+        try {
+            return fromBytes(Files.readAllBytes(file));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    public static BitPlan fromBytes(byte[] json) {
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(json);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("not a valid JSON bit plan: " + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
+        checkFields(root, PLAN_FIELDS, "bit plan");
+        String format = text(root, "format", "bit plan");
+        if (!FORMAT.equals(format)) throw new IllegalArgumentException("format is \"" + format + "\", expected \"" + FORMAT + "\"");
+        int version = integer(root, "version", "bit plan");
+        if (version != VERSION) throw new IllegalArgumentException("bit plan version " + version + " is not supported (only " + VERSION + ")");
+        double budget = number(root, "budget", "bit plan");
+        JsonNode tensorsNode = root.get("tensors");
+        if (!tensorsNode.isArray()) throw new IllegalArgumentException("bit plan: \"tensors\" must be an array");
+        List<TensorPlan> tensors = new ArrayList<>();
+        for (JsonNode node : tensorsNode) tensors.add(tensor(node, tensors.size()));
+        BitPlan plan = new BitPlan(budget, tensors);
+        double average = number(root, "averageBits", "bit plan");
+        if (average != plan.averageBits()) {
+            throw new IllegalArgumentException("bit plan: averageBits " + average + " does not match its tensors (" + plan.averageBits() + ")");
+        }
+        return plan;
+    }
+
+    private static TensorPlan tensor(JsonNode node, int index) {
+        String where = "tensor #" + index;
+        if (!node.isObject()) throw new IllegalArgumentException(where + " is not a JSON object");
+        checkFields(node, TENSOR_FIELDS, where);
+        String name = text(node, "name", where);
+        where = "tensor " + name;
+        int rows = integer(node, "rows", where);
+        int cols = integer(node, "cols", where);
+        String metricName = text(node, "metric", where);
+        Metric metric;
+        try {
+            metric = Metric.valueOf(metricName);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": metric \"" + metricName + "\" is not one of " + Arrays.toString(Metric.values()));
+        }
+        JsonNode alphaNode = node.get("alpha");
+        Double alpha = alphaNode.isNull() ? null : number(node, "alpha", where);
+        String digits = text(node, "bits", where);
+        if (digits.length() != rows) {
+            throw new IllegalArgumentException(where + ": \"bits\" has " + digits.length() + " digits for " + rows + " rows");
+        }
+        byte[] bits = new byte[rows];
+        for (int r = 0; r < rows; r++) {
+            char c = digits.charAt(r);
+            if (c < '1' || c > '8') throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit 1..8");
+            bits[r] = (byte) (c - '0');
+        }
+        TensorPlan plan = new TensorPlan(name, rows, cols, bits, metric, alpha);
+        double average = number(node, "averageBits", where);
+        if (average != plan.averageBits()) {
+            throw new IllegalArgumentException(where + ": averageBits " + average + " does not match its bits (" + plan.averageBits() + ")");
+        }
+        JsonNode histogramNode = node.get("histogram");
+        int[] histogram = new int[SymmetricChannelQuantizer.MAX_BITS];
+        if (!histogramNode.isArray() || histogramNode.size() != histogram.length) {
+            throw new IllegalArgumentException(where + ": \"histogram\" must be an array of 8 counts");
+        }
+        for (int b = 0; b < histogram.length; b++) {
+            JsonNode count = histogramNode.get(b);
+            if (!count.isInt()) throw new IllegalArgumentException(where + ": histogram entry " + b + " is not an integer");
+            histogram[b] = count.intValue();
+        }
+        if (!Arrays.equals(histogram, plan.histogram())) {
+            throw new IllegalArgumentException(where + ": histogram " + Arrays.toString(histogram)
+                    + " does not match its bits " + Arrays.toString(plan.histogram()));
+        }
+        return plan;
+    }
+
+    private static String digits(byte[] bits) {
+        StringBuilder sb = new StringBuilder(bits.length);
+        for (byte b : bits) sb.append((char) ('0' + b));
+        return sb.toString();
+    }
+
+    private static void checkFields(JsonNode node, Set<String> expected, String where) {
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String field = it.next();
+            if (!expected.contains(field)) throw new IllegalArgumentException(where + ": unknown field \"" + field + "\"");
+        }
+        for (String field : expected) {
+            if (!node.has(field)) throw new IllegalArgumentException(where + ": missing field \"" + field + "\"");
+        }
+    }
+
+    private static String text(JsonNode node, String field, String where) {
+        JsonNode v = node.get(field);
+        if (!v.isTextual()) throw new IllegalArgumentException(where + ": \"" + field + "\" must be a string");
+        return v.textValue();
+    }
+
+    private static int integer(JsonNode node, String field, String where) {
+        JsonNode v = node.get(field);
+        if (!v.isInt()) throw new IllegalArgumentException(where + ": \"" + field + "\" must be an integer, got " + v);
+        return v.intValue();
+    }
+
+    private static double number(JsonNode node, String field, String where) {
+        JsonNode v = node.get(field);
+        if (!v.isNumber()) throw new IllegalArgumentException(where + ": \"" + field + "\" must be a number, got " + v);
+        return v.doubleValue();
+    }
+
+}

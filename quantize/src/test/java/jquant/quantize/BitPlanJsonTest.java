@@ -1,0 +1,108 @@
+package jquant.quantize;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class BitPlanJsonTest {
+
+    static final String SMALL = """
+            {
+              "format" : "jquant-bitplan",
+              "version" : 1,
+              "budget" : 1.5,
+              "averageBits" : 1.5,
+              "tensors" : [ {
+                "name" : "blk.0.attn_q.weight",
+                "rows" : 4,
+                "cols" : 16,
+                "metric" : "EXACT",
+                "alpha" : null,
+                "averageBits" : 1.5,
+                "histogram" : [ 2, 2, 0, 0, 0, 0, 0, 0 ],
+                "bits" : "2211"
+              } ]
+            }
+            """;
+
+    static BitPlan realPlan() throws IOException {
+        Stories260K model = Stories260K.load();
+        List<ErrorTable> tables = new ArrayList<>();
+        for (Stories260K.Matrix m : Stories260K.Matrix.values()) {
+            tables.add(RelativeError.table(Stories260K.name(m, 1), model.matrix(m, 1), m.rows, m.cols, Metric.APPROX, null));
+        }
+        return GreedyBitAllocator.allocate(tables, 3.7);
+    }
+
+    @Test
+    void writesTheDocumentedLayout() {
+        TensorPlan tensor = new TensorPlan("blk.0.attn_q.weight", 4, 16, new byte[] {2, 2, 1, 1}, Metric.EXACT, null);
+        BitPlan plan = new BitPlan(1.5, List.of(tensor));
+        assertThat(new String(BitPlanJson.toBytes(plan), StandardCharsets.UTF_8)).isEqualTo(SMALL);
+        assertThat(BitPlanJson.fromBytes(SMALL.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
+    }
+
+    @Test
+    void roundTripsThroughAFileWithIdenticalBytes(@TempDir Path dir) throws IOException {
+        BitPlan plan = realPlan().withAlpha("layers.1.wq", 0.55);
+        Path file = dir.resolve("plan.json");
+        BitPlanJson.write(plan, file);
+        BitPlan read = BitPlanJson.read(file);
+        assertThat(read).isEqualTo(plan);
+        assertThat(read.tensor("layers.1.wq").alpha()).isEqualTo(0.55);
+        assertThat(read.tensor("layers.1.wk").alpha()).isNull();
+        assertThat(Files.readAllBytes(file)).isEqualTo(BitPlanJson.toBytes(read));
+        BitPlanJson.write(read, file); // overwrite in place
+        assertThat(Files.readAllBytes(file)).isEqualTo(BitPlanJson.toBytes(plan));
+        try (var listing = Files.list(dir)) {
+            assertThat(listing.map(p -> p.getFileName().toString()).toList()).containsExactly("plan.json");
+        }
+    }
+
+    @Test
+    void theSameInputsGiveTheSameBytes() throws IOException {
+        assertThat(BitPlanJson.toBytes(realPlan())).isEqualTo(BitPlanJson.toBytes(realPlan()));
+        SplittableRandom random = new SplittableRandom(41);
+        float[] matrix = GreedyBitAllocatorTest.randomMatrix(random, 50, 70);
+        byte[] first = BitPlanJson.toBytes(GreedyBitAllocator.allocate(List.of(RelativeError.table("w", matrix, 50, 70, Metric.EXACT, null)), 4.2));
+        byte[] second = BitPlanJson.toBytes(GreedyBitAllocator.allocate(List.of(RelativeError.table("w", matrix.clone(), 50, 70, Metric.EXACT, null)), 4.2));
+        assertThat(second).isEqualTo(first);
+    }
+
+    @Test
+    void readingRejectsInconsistentOrMalformedPlansNamingTheProblem() {
+        assertRejected(SMALL.replace("\"2211\"", "\"2291\""), "blk.0.attn_q.weight", "'9' of row 2");
+        assertRejected(SMALL.replace("\"2211\"", "\"221\""), "3 digits for 4 rows");
+        assertRejected(SMALL.replace("\"histogram\" : [ 2, 2,", "\"histogram\" : [ 3, 1,"), "histogram [3, 1");
+        assertRejected(SMALL.replace("\"averageBits\" : 1.5,\n    \"histogram\"", "\"averageBits\" : 1.25,\n    \"histogram\""), "averageBits 1.25");
+        assertRejected(SMALL.replace("\"alpha\" : null", "\"alpha\" : 1.5"), "alpha 1.5 outside [0, 1]");
+        assertRejected(SMALL.replace("\"metric\" : \"EXACT\"", "\"metric\" : \"MSE\""), "metric \"MSE\"");
+        assertRejected(SMALL.replace("\"cols\" : 16", "\"cols\" : 0"), "not positive");
+        assertRejected(SMALL.replace("\"rows\" : 4", "\"rows\" : \"4\""), "\"rows\" must be an integer");
+        assertRejected(SMALL.replace("\"version\" : 1", "\"version\" : 2"), "version 2");
+        assertRejected(SMALL.replace("jquant-bitplan", "other"), "format is \"other\"");
+        assertRejected(SMALL.replace("\"budget\" : 1.5", "\"budget\" : 9.0"), "budget 9.0 outside [1, 8]");
+        assertRejected(SMALL.replace("\"version\" : 1,", "\"version\" : 1, \"extra\" : 0,"), "unknown field \"extra\"");
+        assertRejected(SMALL.replace("\"alpha\" : null,", ""), "missing field \"alpha\"");
+        assertRejected(SMALL.replace("\"version\" : 1,", "\"version\" : 1, \"version\" : 1,"), "Duplicate field");
+        assertRejected("{\"format\":\"jquant-bitplan\",\"version\":1,\"budget\":2,\"averageBits\":2,\"tensors\":[]}", "at least one tensor");
+        assertRejected(SMALL.substring(0, 60), "not a valid JSON bit plan");
+        String twice = SMALL.replace("} ]\n}", "}, " + SMALL.substring(SMALL.indexOf("{\n    \"name\""), SMALL.indexOf("} ]")) + "} ]\n}");
+        assertRejected(twice, "appears twice");
+    }
+
+    private static void assertRejected(String json, String... messageParts) {
+        assertThatThrownBy(() -> BitPlanJson.fromBytes(json.getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(IllegalArgumentException.class).message().contains(messageParts);
+    }
+}
