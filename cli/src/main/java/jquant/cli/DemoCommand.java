@@ -50,18 +50,25 @@ final class DemoCommand implements Callable<Integer> {
         Llama2cWriter.writeTokenizer(out.resolve("tokenizer.bin"), vocab);
         Llama2cWriter.writeCheckpoint(modelFile, DEMO_CONFIG, model::weights);
         log.printf("Generated %s (seed %d) with tokenizer.bin and story.txt%n%n", modelFile, seed);
-        return step(log, "inspect", modelFile.toString());
+        step(log, "inspect", modelFile.toString());
+        step(log, "run", modelFile.toString(), "-p", "Once upon a time", "-n", "24");
+        step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
+        return 0;
     }
 
     /** Runs one jquant command as a user would type it, echoing it first. */
     private int step(PrintWriter log, String... args) {
-        log.println("$ jquant " + String.join(" ", args));
+        log.println("$ jquant " + String.join(" ", java.util.Arrays.stream(args).map(DemoCommand::quote).toList()));
         log.flush();
         CommandLine root = spec.root().commandLine();
         int code = Main.commandLine().setOut(root.getOut()).setErr(root.getErr()).execute(args);
         log.println();
         if (code != 0) throw new CommandLine.ExecutionException(spec.commandLine(), "demo step 'jquant " + String.join(" ", args) + "' failed with exit code " + code);
         return code;
+    }
+
+    private static String quote(String arg) {
+        return arg.matches("[\\w./:=-]+") ? arg : "'" + arg.replace("'", "'\\''") + "'";
     }
 
     static String demoText() throws IOException {

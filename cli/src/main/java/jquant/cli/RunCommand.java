@@ -1,0 +1,109 @@
+package jquant.cli;
+
+import jquant.runtime.Generation;
+import jquant.runtime.Sampler;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.Callable;
+
+/** {@code jquant run}: text generation, streamed to stdout as tokens are chosen. */
+@Command(name = "run", description = "Generate text from a prompt (greedy at temperature 0).")
+final class RunCommand implements Callable<Integer> {
+
+    @Parameters(paramLabel = "<model>", description = "Checkpoint (llama2.c .bin, GGUF, HF folder).")
+    Path model;
+
+    @Option(names = {"-p", "--prompt"}, defaultValue = "", description = "Prompt text (default: empty, start from BOS).")
+    String prompt;
+
+    @Option(names = {"-n", "--tokens"}, defaultValue = "256", description = "Maximum new tokens (default: ${DEFAULT-VALUE}).")
+    int tokens;
+
+    @Option(names = "--temperature", defaultValue = "0", description = "Sampling temperature; 0 = greedy (default).")
+    float temperature;
+
+    @Option(names = "--seed", defaultValue = "0", description = "Sampling seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
+    Path tokenizer;
+
+    @Option(names = "--ids", description = "Also print the generated token ids on a last line.")
+    boolean ids;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
+        if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
+        PrintWriter out = spec.commandLine().getOut();
+        try (LoadedModel m = LoadedModel.open(model, tokenizer)) {
+            int[] promptIds = m.tokenizer().encode(prompt);
+            if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");
+            int count = Math.min(tokens, m.model().config().maxSeqLen() - promptIds.length + 1);
+            if (count < tokens) {
+                spec.commandLine().getErr().printf("jquant: the model's context is %d positions: generating %d tokens, not %d%n",
+                        m.model().config().maxSeqLen(), Math.max(count, 0), tokens);
+            }
+            Sampler sampler = temperature == 0 ? Sampler.greedy() : Sampler.temperature(temperature, seed);
+            StreamingText text = new StreamingText(m, promptIds, out);
+            text.start();
+            int[] generated = Generation.generate(m.model(), promptIds, Math.max(count, 0), sampler, m.tokenizer().eos(), text::accept);
+            out.println();
+            if (ids) {
+                int[] all = Arrays.copyOf(promptIds, promptIds.length + generated.length);
+                System.arraycopy(generated, 0, all, promptIds.length, generated.length);
+                out.println(Arrays.toString(all));
+            }
+            out.flush();
+        }
+        return 0;
+    }
+
+    /**
+     * Prints the text as it grows. Decoding the whole sequence each time keeps SentencePiece's space
+     * handling and multi-byte characters right; only complete characters are printed.
+     */
+    private static final class StreamingText {
+        private final LoadedModel m;
+        private final PrintWriter out;
+        private int[] sequence;
+        private int printed;
+
+        StreamingText(LoadedModel m, int[] prompt, PrintWriter out) {
+            this.m = m;
+            this.out = out;
+            this.sequence = prompt.clone();
+        }
+
+        void start() {
+            emit();
+        }
+
+        void accept(int token) {
+            sequence = Arrays.copyOf(sequence, sequence.length + 1);
+            sequence[sequence.length - 1] = token;
+            emit();
+        }
+
+        private void emit() {
+            String text = m.tokenizer().decode(sequence);
+            int end = text.length();
+            while (end > printed && text.charAt(end - 1) == '\uFFFD') end--;  // an incomplete UTF-8 sequence
+            if (end > printed) {
+                out.print(text.substring(printed, end));
+                out.flush();
+                printed = end;
+            }
+        }
+    }
+}

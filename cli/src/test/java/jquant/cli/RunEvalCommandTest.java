@@ -1,0 +1,83 @@
+package jquant.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static jquant.cli.CliTest.run;
+import static jquant.cli.CliTest.shared;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RunEvalCommandTest {
+
+    /** BOS then the 200 ids run.c fed or sampled at positions 0..199 in generation 1 of the golden file. */
+    private static int[] goldenIds() throws Exception {
+        String golden = Files.readString(shared("golden_generation.txt"));
+        Matcher m = Pattern.compile("first 4 are the forced prompt tokens\\): ([0-9 ]+)").matcher(golden);
+        assertThat(m.find()).as("golden file lists the token ids").isTrue();
+        return java.util.stream.IntStream.concat(java.util.stream.IntStream.of(1),
+                Arrays.stream(m.group(1).trim().split(" ")).mapToInt(Integer::parseInt)).toArray();
+    }
+
+    @Test
+    void greedyRunReproducesTheGoldenTokensFromEveryFormat() throws Exception {
+        for (String model : new String[]{"stories260K.bin", "stories260K-hf", "stories260K-f32.gguf"}) {
+            CliTest.Result r = run("run", shared(model).toString(), "-p", "Once upon a time", "-n", "196", "--ids");
+            assertThat(r.code()).as(r.err()).isZero();
+            String[] lines = r.out().strip().split("\n");
+            int[] ids = Arrays.stream(lines[lines.length - 1].replaceAll("[\\[\\],]", " ").trim().split("\\s+")).mapToInt(Integer::parseInt).toArray();
+            assertThat(ids).as(model).containsExactly(goldenIds());
+            assertThat(r.out()).startsWith("Once upon a time");
+        }
+    }
+
+    @Test
+    void evalWritesJsonAndAgreesAcrossFormats(@TempDir Path dir) throws Exception {
+        Path text = dir.resolve("text.txt");
+        // A few kilobytes of the real evaluation text keep this test quick.
+        Files.writeString(text, Files.readString(shared("../data/tinystories-valid-sample.txt")).substring(0, 20_000));
+        double first = Double.NaN;
+        for (String model : new String[]{"stories260K.bin", "stories260K-hf", "stories260K-f32.gguf"}) {
+            Path json = dir.resolve(model + ".json");
+            CliTest.Result r = run("eval", shared(model).toString(), "--data", text.toString(), "--ctx", "128", "--json", json.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            JsonNode j = new ObjectMapper().readTree(json.toFile());
+            double ppl = j.at("/result/perplexity").asDouble();
+            assertThat(ppl).isFinite().isGreaterThan(1);
+            assertThat(j.at("/result/scored").asInt()).isEqualTo(j.at("/result/windows").asInt() * 63);
+            if (Double.isNaN(first)) first = ppl;
+            assertThat(ppl).as(model).isCloseTo(first, org.assertj.core.data.Percentage.withPercentage(1e-4));
+        }
+        CliTest.Result cmp = run("eval", shared("stories260K-Q8_0.gguf").toString(), "--data", text.toString(), "--ctx", "128",
+                "--base", shared("stories260K.bin").toString());
+        assertThat(cmp.code()).as(cmp.err()).isZero();
+        assertThat(cmp.out()).contains("KL divergence", "top-1 agreement");
+    }
+
+    @Test
+    void badTextAndContextAreClearErrors(@TempDir Path dir) throws Exception {
+        String model = shared("stories260K.bin").toString();
+        Path empty = Files.write(dir.resolve("empty.txt"), new byte[0]);
+        assertThat(run("eval", model, "--data", empty.toString()).err()).contains("empty.txt", "empty");
+        Path latin1 = Files.write(dir.resolve("latin1.txt"), new byte[]{'c', 'a', 'f', (byte) 0xE9, ' ', 'o', 'k'});
+        CliTest.Result bad = run("eval", model, "--data", latin1.toString());
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("latin1.txt", "not valid UTF-8");
+        Path shortText = Files.writeString(dir.resolve("short.txt"), "Once upon a time there was a cat.");
+        CliTest.Result tooShort = run("eval", model, "--data", shortText.toString());
+        assertThat(tooShort.code()).isEqualTo(1);
+        assertThat(tooShort.err()).contains("needs at least");
+        CliTest.Result ctx = run("eval", model, "--data", shortText.toString(), "--ctx", "4096");
+        assertThat(ctx.code()).isEqualTo(1);
+        assertThat(ctx.err()).contains("exceeds");
+        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("would overwrite an input");
+        assertThat(run("run", model, "-n", "-3").code()).isEqualTo(1);
+    }
+}
