@@ -7,24 +7,28 @@ import jquant.formats.safetensors.SafetensorsCheckpoint;
 import org.junit.jupiter.api.Test;
 
 /**
- * The same model read from its HF safetensors folder and from its F32 GGUF gives bit-identical weights
- * for every canonical tensor, once HF's rotate-half q/k rows are put back into adjacent-pair order.
+ * The same model read from its llama2.c checkpoint, its HF safetensors folder and its F32 GGUF gives
+ * bit-identical weights for every canonical tensor, once HF's rotate-half q/k rows are put back into
+ * adjacent-pair order.
  */
 class CrossReaderTest {
 
     @Test
-    void stories260kSafetensorsEqualsGguf() throws Exception {
+    void stories260kAllThreeReadersAgree() throws Exception {
         compare("stories260K-hf", "stories260K-f32.gguf");
+        compare("stories260K-hf", "stories260K.bin");
     }
 
     @Test
-    void tinystories6mSafetensorsEqualsGguf() throws Exception {
+    void tinystories6mAllThreeReadersAgree() throws Exception {
         compare("tinystories-6M/tinystories-6M-hf", "tinystories-6M/tinystories-6M-f32.gguf");
+        compare("tinystories-6M/tinystories-6M-hf", "tinystories-6M/tinystories-6M.bin");
     }
 
-    private static void compare(String hfFolder, String gguf) throws Exception {
+    /** {@code other} is a GGUF or llama2.c file: both rotate adjacent pairs. */
+    private static void compare(String hfFolder, String other) throws Exception {
         try (Checkpoint hf = SafetensorsCheckpoint.open(SharedFiles.model(hfFolder));
-             Checkpoint gg = GgufCheckpoint.open(SharedFiles.model(gguf))) {
+             Checkpoint gg = Checkpoints.open(SharedFiles.model(other), other.endsWith(".bin") ? SharedFiles.model("tok512.bin") : null)) {
             ModelConfig c = hf.config();
             assertThat(gg.config().dim()).isEqualTo(c.dim());
             assertThat(gg.config().layers()).isEqualTo(c.layers());
@@ -42,12 +46,13 @@ class CrossReaderTest {
                     float[] fromGguf = b.toFloats();
                     for (int i = 0; i < fromHf.length; i++) {
                         if (Float.floatToRawIntBits(fromHf[i]) != Float.floatToRawIntBits(fromGguf[i])) {
-                            throw new AssertionError(kind.canonicalName(layer) + "[" + i + "]: safetensors " + fromHf[i] + ", gguf " + fromGguf[i]);
+                            throw new AssertionError(kind.canonicalName(layer) + "[" + i + "]: safetensors " + fromHf[i] + ", " + gg.format() + " " + fromGguf[i]);
                         }
                     }
                     compared++;
                 }
             }
+            // Every kind in every layer; a tied llama2.c model answers HEAD with its embedding.
             assertThat(compared).isEqualTo(3 + 9 * c.layers());
         }
     }
