@@ -47,6 +47,11 @@ class GgufQuantizedFilesTest {
         compareToF32("tinystories-6M/tinystories-6M-Q4_0.gguf", "tinystories-6M/tinystories-6M-f32.gguf");
         report("tinystories-6M-Q4_0");
         assertThat(worst).containsOnlyKeys(DType.Q4_0, DType.Q6_K);
+        try (GgufCheckpoint q = GgufCheckpoint.open(SharedFiles.model("tinystories-6M/tinystories-6M-Q4_0.gguf"));
+             GgufCheckpoint f = GgufCheckpoint.open(SharedFiles.model("tinystories-6M/tinystories-6M-f32.gguf"))) {
+            assertThat(q.config()).isEqualTo(f.config());
+            assertThat(q.tensor(jquant.formats.TensorKind.HEAD, 0).dtype()).isEqualTo(DType.Q6_K);
+        }
     }
 
     @Test
