@@ -5,7 +5,12 @@ package jquant.formats;
  * bytes; block-quantized types hold {@link #blockSize()} elements in {@link #blockBytes()} bytes
  * (the block layouts are documented on the matching {@link Dequantizer} implementations).
  *
- * <p>{@link #ggmlId()} is the GGUF/ggml type id, or -1 where GGUF has none.
+ * <p>{@link #ggmlId()} is the GGUF/ggml type id, or -1 where GGUF has none. Every type ggml can
+ * store in a GGUF file is listed with its exact block geometry (ggml's {@code ggml_blck_size} and
+ * {@code ggml_type_size}; {@code ggml/include/ggml.h} enum {@code ggml_type}, block structs in
+ * {@code ggml/src/ggml-common.h}), so that any such file opens and its offsets validate. Those
+ * jquant cannot decode say so through {@link #isDecodable()}; asking for their values fails.
+ * Ids ggml has retired (4, 5, 31–33, 36–38) are not listed: ggml itself no longer reads them.
  */
 public enum DType {
     F32(0, 1, 4),
@@ -14,22 +19,55 @@ public enum DType {
     I8(24, 1, 1),
     U8(-1, 1, 1),
     Q4_0(2, 32, 18),
+    Q4_1(3, 32, 20),
+    Q5_0(6, 32, 22),
+    Q5_1(7, 32, 24),
     Q8_0(8, 32, 34),
+    Q2_K(10, 256, 84),
+    Q3_K(11, 256, 110),
+    Q4_K(12, 256, 144),
+    Q5_K(13, 256, 176),
+    Q6_K(14, 256, 210),
+    /** ggml's activation format for K-quant dot products (fp32 scale), rarely found in files. */
+    Q8_K(15, 256, 292),
     TQ1_0(34, 256, 54),
     TQ2_0(35, 256, 66),
     /** PrismML ternary, 2 bits per weight: fp16 d then 32 code bytes per 128 weights. */
     PQ2_0(142, 128, 34),
     /** PrismML ternary, base-3 five trits per byte: 24 + 2 code bytes then fp16 d per 128 weights. */
-    PTQ1_0(143, 128, 28);
+    PTQ1_0(143, 128, 28),
+
+    // Known to ggml, not decoded by jquant: exact sizes so files holding them open for inspection.
+    Q8_1(9, 32, 36, false),
+    IQ2_XXS(16, 256, 66, false),
+    IQ2_XS(17, 256, 74, false),
+    IQ3_XXS(18, 256, 98, false),
+    IQ1_S(19, 256, 50, false),
+    IQ4_NL(20, 32, 18, false),
+    IQ3_S(21, 256, 110, false),
+    IQ2_S(22, 256, 82, false),
+    IQ4_XS(23, 256, 136, false),
+    I16(25, 1, 2, false),
+    I32(26, 1, 4, false),
+    I64(27, 1, 8, false),
+    F64(28, 1, 8, false),
+    IQ1_M(29, 256, 56, false),
+    MXFP4(39, 32, 17, false);
 
     private final int ggmlId;
     private final int blockSize;
     private final int blockBytes;
+    private final boolean decodable;
 
     DType(int ggmlId, int blockSize, int blockBytes) {
+        this(ggmlId, blockSize, blockBytes, true);
+    }
+
+    DType(int ggmlId, int blockSize, int blockBytes, boolean decodable) {
         this.ggmlId = ggmlId;
         this.blockSize = blockSize;
         this.blockBytes = blockBytes;
+        this.decodable = decodable;
     }
 
     public int ggmlId() { return ggmlId; }
@@ -41,6 +79,9 @@ public enum DType {
     public int blockBytes() { return blockBytes; }
 
     public boolean isQuantized() { return blockSize > 1; }
+
+    /** Whether {@link Dequantizer#of} can decode this type; the others are known only by their size. */
+    public boolean isDecodable() { return decodable; }
 
     /**
      * Bytes needed for a row-major tensor with {@code elements} elements whose innermost dimension

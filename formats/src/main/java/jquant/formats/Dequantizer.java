@@ -5,8 +5,17 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jquant.formats.quant.PQ2_0Dequantizer;
 import jquant.formats.quant.PTQ1_0Dequantizer;
+import jquant.formats.quant.Q2_KDequantizer;
+import jquant.formats.quant.Q3_KDequantizer;
 import jquant.formats.quant.Q4_0Dequantizer;
+import jquant.formats.quant.Q4_1Dequantizer;
+import jquant.formats.quant.Q4_KDequantizer;
+import jquant.formats.quant.Q5_0Dequantizer;
+import jquant.formats.quant.Q5_1Dequantizer;
+import jquant.formats.quant.Q5_KDequantizer;
+import jquant.formats.quant.Q6_KDequantizer;
 import jquant.formats.quant.Q8_0Dequantizer;
+import jquant.formats.quant.Q8_KDequantizer;
 import jquant.formats.quant.TQ1_0Dequantizer;
 import jquant.formats.quant.TQ2_0Dequantizer;
 
@@ -22,6 +31,11 @@ public interface Dequantizer {
     ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /**
+     * The decoder of {@code type}.
+     *
+     * @throws UnsupportedOperationException for a type that is not {@link DType#isDecodable() decodable}
+     */
     static Dequantizer of(DType type) {
         return switch (type) {
             case F32 -> (src, dst, off, n) -> MemorySegment.copy(src, F32, 0, dst, off, n);
@@ -39,10 +53,22 @@ public interface Dequantizer {
             };
             case Q8_0 -> new Q8_0Dequantizer();
             case Q4_0 -> new Q4_0Dequantizer();
+            case Q4_1 -> new Q4_1Dequantizer();
+            case Q5_0 -> new Q5_0Dequantizer();
+            case Q5_1 -> new Q5_1Dequantizer();
+            case Q2_K -> new Q2_KDequantizer();
+            case Q3_K -> new Q3_KDequantizer();
+            case Q4_K -> new Q4_KDequantizer();
+            case Q5_K -> new Q5_KDequantizer();
+            case Q6_K -> new Q6_KDequantizer();
+            case Q8_K -> new Q8_KDequantizer();
             case TQ1_0 -> new TQ1_0Dequantizer();
             case TQ2_0 -> new TQ2_0Dequantizer();
             case PQ2_0 -> new PQ2_0Dequantizer();
             case PTQ1_0 -> new PTQ1_0Dequantizer();
+            case Q8_1, IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, I16, I32, I64, F64, IQ1_M, MXFP4 ->
+                    throw new UnsupportedOperationException(
+                            "jquant has no decoder for ggml type " + type + " (id " + type.ggmlId() + ")");
         };
     }
 }

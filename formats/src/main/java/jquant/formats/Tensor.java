@@ -48,20 +48,37 @@ public record Tensor(String name, long[] shape, DType dtype, MemorySegment data)
 
     public long byteSize() { return data.byteSize(); }
 
-    /** All elements as float32, dequantized if need be. Fails for tensors of more than 2^31-1 elements. */
+    /**
+     * All elements as float32, dequantized if need be. Fails for tensors of more than 2^31-1 elements.
+     *
+     * @throws UnsupportedOperationException if the dtype is not {@link DType#isDecodable() decodable}
+     */
     public float[] toFloats() {
+        requireDecodable();
         float[] out = new float[Math.toIntExact(elements())];
         Dequantizer.of(dtype).dequantize(data, out, 0, out.length);
         return out;
     }
 
-    /** One row (output channel) as float32. */
+    /**
+     * One row (output channel) as float32.
+     *
+     * @throws UnsupportedOperationException if the dtype is not {@link DType#isDecodable() decodable}
+     */
     public float[] row(int r) {
+        requireDecodable();
         int cols = cols();
         long rowBytes = dtype.byteSize(cols, cols);
         float[] out = new float[cols];
         Dequantizer.of(dtype).dequantize(data.asSlice(r * rowBytes, rowBytes), out, 0, cols);
         return out;
+    }
+
+    private void requireDecodable() {
+        if (!dtype.isDecodable()) {
+            throw new UnsupportedOperationException("tensor " + name + " is stored as ggml type " + dtype + " (id "
+                    + dtype.ggmlId() + "), which jquant can list but not decode");
+        }
     }
 
     public String shapeString() {

@@ -28,6 +28,8 @@ import jquant.formats.Tensor;
  * </pre>
  *
  * The mapping lives until {@link #close()}; tensors obtained from this file must not be used after it.
+ * A file opens whenever every tensor type id is a ggml type (decodable or not); an id ggml does not
+ * define is refused.
  */
 public final class GgufFile implements AutoCloseable {
     public static final int MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
@@ -133,7 +135,7 @@ public final class GgufFile implements AutoCloseable {
         if (elements > MAX_ELEMENTS) throw in.error("tensor " + name + " has " + elements + " elements, more than any file can hold");
         long typeId = in.u32("type of " + name);
         DType type = typeId > Integer.MAX_VALUE ? null : DType.fromGgmlId((int) typeId);
-        if (type == null) throw in.error("tensor " + name + " has ggml type id " + typeId + ", which jquant does not read");
+        if (type == null) throw in.error("tensor " + name + " has ggml type id " + typeId + ", which is not a ggml tensor type");
         if (dims[0] % type.blockSize() != 0) {
             throw in.error("tensor " + name + " row of " + dims[0] + " elements is not a whole number of " + type + " blocks of " + type.blockSize());
         }
@@ -160,7 +162,11 @@ public final class GgufFile implements AutoCloseable {
     /** Absolute file offset of the data section. */
     public long dataOffset() { return dataOffset; }
 
-    /** Tensors in file order, with row-major shapes (GGUF dims reversed), as slices of the mapping. */
+    /**
+     * Tensors in file order, with row-major shapes (GGUF dims reversed), as slices of the mapping. A
+     * tensor of a ggml type jquant cannot decode is listed with its true size; only asking for its
+     * values fails (see {@link DType#isDecodable()}).
+     */
     public SequencedMap<String, Tensor> tensors() { return tensors; }
 
     @Override

@@ -4,14 +4,19 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
-/** Byte access shared by the block decoders: fp16 scales and unsigned bytes, little-endian, unaligned. */
+/** Byte access shared by the block decoders: fp16/fp32 scales and bytes, little-endian, unaligned. */
 final class Blocks {
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private Blocks() {}
 
     static float half(MemorySegment src, long offset) {
         return Float.float16ToFloat(src.get(HALF, offset));
+    }
+
+    static float f32(MemorySegment src, long offset) {
+        return src.get(FLOAT, offset);
     }
 
     static int unsignedByte(MemorySegment src, long offset) {

@@ -59,10 +59,20 @@ class GgufCheckpointTest {
     }
 
     @Test
-    void aRealFileWithATypeJquantDoesNotReadIsRefusedNamingTheId() {
-        // tinystories-6M-Q4_0.gguf stores `output` as Q6_K (ggml type 14)
-        assertThatThrownBy(() -> GgufCheckpoint.open(SharedFiles.model("tinystories-6M/tinystories-6M-Q4_0.gguf")))
-                .isInstanceOf(CheckpointException.class).hasMessageContaining("tensor output.weight has ggml type id 14");
+    void aRealFileWithATypeJquantCannotDecodeOpensAndFailsOnlyOnThatTensorsValues() throws Exception {
+        // blk.0.attn_q.weight (64 × 64) re-stored as IQ4_NL, a ggml type jquant knows only by size: 18 bytes per 32 weights.
+        Path path = edited((meta, tensors) -> tensors.replaceAll(t -> !t.name().equals("blk.0.attn_q.weight") ? t
+                : new Tensor(t.name(), t.shape(), DType.IQ4_NL, java.lang.foreign.MemorySegment.ofArray(new byte[64 * 2 * 18]))));
+        try (GgufCheckpoint c = GgufCheckpoint.open(path);
+             GgufCheckpoint original = GgufCheckpoint.open(SharedFiles.model("stories260K-f32.gguf"))) {
+            assertThat(c.config()).isEqualTo(original.config());
+            Tensor q = c.tensor(TensorKind.WQ, 0);
+            assertThat(q.dtype()).isEqualTo(DType.IQ4_NL);
+            assertThat(q.byteSize()).isEqualTo(64 * 2 * 18);
+            assertThat(c.tensor(TensorKind.WK, 0).toFloats()).containsExactly(original.tensor(TensorKind.WK, 0).toFloats());
+            assertThatThrownBy(q::toFloats).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContainingAll("tensor blk.0.attn_q.weight", "IQ4_NL", "id 20");
+        }
     }
 
     /** Rewrites the real stories260K file with {@code edit} applied to its metadata and tensor list. */

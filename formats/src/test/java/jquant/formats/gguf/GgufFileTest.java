@@ -123,9 +123,68 @@ class GgufFileTest {
     }
 
     @Test
-    void rejectsUnknownTensorTypeNamingTheId() {
-        byte[] bytes = new GgufBytes().header(3, 1, 0).tensor("w", new long[] {256, 2}, 14, 0).padTo(32).zeros(420).bytes();
-        assertRejected(bytes, "tensor w", "ggml type id 14");
+    void rejectsTypeIdsGgmlDoesNotDefineNamingTheId() {
+        for (long id : new long[] {4, 31, 40, 77, 0xFFFF_FFFFL}) { // 4 and 31 are ids ggml has retired
+            byte[] bytes = new GgufBytes().header(3, 1, 0).tensor("w", new long[] {256, 2}, (int) id, 0).padTo(32).zeros(1024).bytes();
+            assertRejected(bytes, "tensor w", "ggml type id " + id, "not a ggml tensor type");
+        }
+    }
+
+    /** Block bytes of the types jquant lists but does not decode, as ggml-common.h's block structs add up. */
+    private static final java.util.Map<DType, Integer> GGML_STRUCT_BYTES = java.util.Map.ofEntries(
+            java.util.Map.entry(DType.Q8_1, 2 * 2 + 32),
+            java.util.Map.entry(DType.IQ2_XXS, 2 + 256 / 8 * 2),
+            java.util.Map.entry(DType.IQ2_XS, 2 + 256 / 8 * 2 + 256 / 32),
+            java.util.Map.entry(DType.IQ3_XXS, 2 + 3 * 256 / 8),
+            java.util.Map.entry(DType.IQ1_S, 2 + 256 / 8 + 256 / 16),
+            java.util.Map.entry(DType.IQ4_NL, 2 + 32 / 2),
+            java.util.Map.entry(DType.IQ3_S, 2 + 256 / 4 + 256 / 32 + 256 / 8 + 256 / 64),
+            java.util.Map.entry(DType.IQ2_S, 2 + 256 / 4 + 256 / 32 + 256 / 32),
+            java.util.Map.entry(DType.IQ4_XS, 2 + 2 + 256 / 64 + 256 / 2),
+            java.util.Map.entry(DType.I16, 2),
+            java.util.Map.entry(DType.I32, 4),
+            java.util.Map.entry(DType.I64, 8),
+            java.util.Map.entry(DType.F64, 8),
+            java.util.Map.entry(DType.IQ1_M, 256 / 8 + 256 / 16 + 256 / 32),
+            java.util.Map.entry(DType.MXFP4, 1 + 32 / 2));
+
+    @Test
+    void filesWithUndecodableGgmlTypesOpenForInspectionAndFailOnlyOnValues() throws IOException {
+        List<DType> undecodable = java.util.Arrays.stream(DType.values()).filter(t -> !t.isDecodable()).toList();
+        assertThat(undecodable).containsExactlyInAnyOrderElementsOf(GGML_STRUCT_BYTES.keySet());
+        // One F32 tensor, then one tensor of every undecodable type, each [3 rows × 2 blocks], packed
+        // back to back at aligned offsets; the data section ends exactly where the last tensor does,
+        // so a byte size one too large would put it out of range.
+        GgufBytes b = new GgufBytes().header(3, 1 + undecodable.size(), 0).tensor("plain", new long[] {4}, 0, 0);
+        long offset = 32;
+        List<Long> sizes = new java.util.ArrayList<>();
+        for (DType t : undecodable) {
+            long size = 3L * 2 * GGML_STRUCT_BYTES.get(t);
+            b.tensor("w." + t, new long[] {2L * t.blockSize(), 3}, t.ggmlId(), offset);
+            sizes.add(size);
+            offset = GgufFile.alignUp(offset + size, 32);
+        }
+        b.padTo(32).f32(1f).f32(-2f).f32(3f).f32(0.5f).zeros(16);
+        for (int i = 0; i < sizes.size(); i++) {
+            b.zeros(Math.toIntExact(sizes.get(i)));
+            if (i < sizes.size() - 1) b.padTo(32);
+        }
+        try (GgufFile f = GgufFile.open(file(b.bytes()))) {
+            assertThat(f.tensorInfos()).extracting(GgufTensorInfo::type).containsExactlyElementsOf(
+                    java.util.stream.Stream.concat(java.util.stream.Stream.of(DType.F32), undecodable.stream()).toList());
+            assertThat(f.tensors().get("plain").toFloats()).containsExactly(1f, -2f, 3f, 0.5f);
+            for (int i = 0; i < undecodable.size(); i++) {
+                DType t = undecodable.get(i);
+                Tensor tensor = f.tensors().get("w." + t);
+                assertThat(tensor.dtype()).isEqualTo(t);
+                assertThat(tensor.shape()).containsExactly(3, 2L * t.blockSize());
+                assertThat(tensor.byteSize()).as(t.name()).isEqualTo(sizes.get(i));
+                assertThatThrownBy(tensor::toFloats).as(t.name()).isInstanceOf(UnsupportedOperationException.class)
+                        .hasMessageContainingAll("tensor w." + t, t.name(), "id " + t.ggmlId(), "not decode");
+                assertThatThrownBy(() -> tensor.row(1)).isInstanceOf(UnsupportedOperationException.class)
+                        .hasMessageContaining("tensor w." + t);
+            }
+        }
     }
 
     @Test

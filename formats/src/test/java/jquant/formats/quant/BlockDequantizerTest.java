@@ -22,12 +22,12 @@ class BlockDequantizerTest {
         return Float.floatToFloat16((random.nextFloat() - 0.5f) * 0.25f);
     }
 
-    private static void putHalf(byte[] b, int at, short h) {
+    static void putHalf(byte[] b, int at, short h) {
         b[at] = (byte) h;
         b[at + 1] = (byte) (h >> 8);
     }
 
-    private static float[] decode(DType type, byte[] bytes, int elements) {
+    static float[] decode(DType type, byte[] bytes, int elements) {
         float[] out = new float[elements + DST_OFFSET];
         Dequantizer.of(type).dequantize(MemorySegment.ofArray(bytes), out, DST_OFFSET, elements);
         for (int i = 0; i < DST_OFFSET; i++) assertThat(out[i]).isZero();
@@ -178,9 +178,21 @@ class BlockDequantizerTest {
     }
 
     @Test
+    void exactlyTheDecodableTypesHaveADecoder() {
+        for (DType t : DType.values()) {
+            if (t.isDecodable()) {
+                assertThat(Dequantizer.of(t)).as(t.name()).isNotNull();
+            } else {
+                assertThatThrownBy(() -> Dequantizer.of(t)).as(t.name()).isInstanceOf(UnsupportedOperationException.class)
+                        .hasMessageContainingAll(t.name(), "id " + t.ggmlId());
+            }
+        }
+    }
+
+    @Test
     void partialBlocksAreRefused() {
         for (DType t : DType.values()) {
-            if (!t.isQuantized()) continue;
+            if (!t.isQuantized() || !t.isDecodable()) continue;
             byte[] bytes = new byte[t.blockBytes() * 2];
             assertThatThrownBy(() -> Dequantizer.of(t).dequantize(MemorySegment.ofArray(bytes), new float[t.blockSize() * 2], 0, t.blockSize() + 1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole blocks");
