@@ -1,0 +1,173 @@
+package jquant.runtime.ternary;
+
+import static jdk.incubator.vector.VectorOperators.GE;
+import static jdk.incubator.vector.VectorOperators.ZERO_EXTEND_B2S;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+import jquant.pack.ternary.Ptq1Block;
+
+/**
+ * Ternary matrix in PrismML's 1.75-bit PTQ1_0 layout ({@link Ptq1Block}), decode only (a batch runs
+ * one matvec per column). The 26 code bytes of a block are zero-extended into 32 short lanes; digit
+ * n of every byte is found from v = b·3^n mod 256 by two thresholds, trit = (v ≥ 86) + (v ≥ 171), so
+ * no multiply by the activation is needed: Σ w·y = Σ_{v≥86} y + Σ_{v≥171} y − sum(y), two masked adds
+ * per digit. v advances by v ← 3v mod 256.
+ */
+public final class Ptq1Matrix implements TernaryMatrix {
+
+    /** Shorts of arranged activations per block: 5 digit vectors × 32 lanes. */
+    static final int ACT_PER_BLOCK = 160;
+
+    private static final VectorSpecies<Byte> B = ByteVector.SPECIES_256;
+    private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
+    private static final VectorMask<Byte> CODE_BYTES = B.indexInRange(0, Ptq1Block.QS_BYTES + Ptq1Block.QH_BYTES);
+    private static final LaneTree TREE = LaneTree.halves();
+
+    private final byte[] data;
+    private final int rows, cols, blocks;
+    private final RowPool pool;
+
+    public Ptq1Matrix(byte[] data, int rows, int cols, RowPool pool) {
+        if (rows <= 0 || cols <= 0 || cols % Ptq1Block.WEIGHTS != 0
+                || data.length != (long) rows * (cols / Ptq1Block.WEIGHTS) * Ptq1Block.BYTES) {
+            throw new IllegalArgumentException("PTQ1_0 " + rows + "×" + cols + " needs cols % 128 == 0 and "
+                    + (long) rows * (cols / 128) * Ptq1Block.BYTES + " bytes, got " + data.length);
+        }
+        this.data = data;
+        this.rows = rows;
+        this.cols = cols;
+        this.blocks = cols / Ptq1Block.WEIGHTS;
+        this.pool = pool;
+    }
+
+    @Override public int rows() { return rows; }
+    @Override public int cols() { return cols; }
+    @Override public long packedBytes() { return data.length; }
+
+    /** Lane l of digit vector n meets the weight that digit n of code byte l holds (0 if none). */
+    static short[] arrange(ActivationBlocks x) {
+        short[] out = new short[x.blocks() * ACT_PER_BLOCK];
+        for (int b = 0; b < x.blocks(); b++) {
+            for (int k = 0; k < Ptq1Block.WEIGHTS; k++) {
+                out[b * ACT_PER_BLOCK + Ptq1Block.digitOf(k) * 32 + Ptq1Block.byteOf(k)] = x.q(b * 128 + k);
+            }
+        }
+        return out;
+    }
+
+    private static int chunked(int blocks) { return (blocks + 7) / 8 * 8; }
+
+    @Override
+    public void matvec(ActivationBlocks x, float[] y) {
+        TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
+        if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
+        short[] act = arrange(x);
+        pool.forEach(rows, (from, to) -> {
+            int[] halves = new int[chunked(blocks) * 2];
+            int[] dots = new int[blocks];
+            for (int r = from; r < to; r++) {
+                rowDots(r, act, x, halves, dots);
+                y[r] = output(r, dots, x);
+            }
+        });
+    }
+
+    /** dots[b] of row r: eight blocks per tree, each block's two half-sums added after it. */
+    private void rowDots(int r, short[] act, ActivationBlocks x, int[] halves, int[] dots) {
+        int base = r * blocks * Ptq1Block.BYTES;
+        for (int b0 = 0; b0 < blocks; b0 += 8) {
+            TREE.reduce(blockDot(base, b0, act), blockDot(base, b0 + 1, act), blockDot(base, b0 + 2, act),
+                    blockDot(base, b0 + 3, act), blockDot(base, b0 + 4, act), blockDot(base, b0 + 5, act),
+                    blockDot(base, b0 + 6, act), blockDot(base, b0 + 7, act)).intoArray(halves, 2 * b0);
+        }
+        for (int b = 0; b < blocks; b++) dots[b] = halves[2 * b] + halves[2 * b + 1] - x.sum(b);
+    }
+
+    /** Per lane Σ over digits of [v ≥ 86]·y + [v ≥ 171]·y for block b (zero past the end). */
+    private ShortVector blockDot(int base, int b, short[] act) {
+        if (b >= blocks) return (ShortVector) S.zero();
+        ShortVector v = (ShortVector) ByteVector.fromArray(B, data, base + b * Ptq1Block.BYTES, CODE_BYTES)
+                .convertShape(ZERO_EXTEND_B2S, S, 0);
+        int a = b * ACT_PER_BLOCK;
+        ShortVector acc = (ShortVector) S.zero();
+        for (int n = 0; n < 5; n++) {
+            if (n > 0) v = v.mul((short) 3).and((short) 0xFF);
+            ShortVector y = ShortVector.fromArray(S, act, a + 32 * n);
+            acc = acc.add(y, v.compare(GE, (short) 86)).add(y, v.compare(GE, (short) 171));
+        }
+        return acc;
+    }
+
+    private float output(int r, int[] dots, ActivationBlocks x) {
+        float acc = 0f;
+        for (int b = 0; b < blocks; b++) {
+            int off = (r * blocks + b) * Ptq1Block.BYTES + Ptq1Block.SCALE_OFFSET;
+            float d = Float.float16ToFloat((short) ((data[off] & 0xFF) | (data[off + 1] << 8)));
+            acc = ActivationBlocks.term(acc, dots[b], d, x.scale(b));
+        }
+        return acc;
+    }
+
+    @Override
+    public float[][] multiply(ActivationBlocks... xs) {
+        TernaryMatrix.checkColumns(cols, xs);
+        float[][] y = new float[xs.length][rows];
+        for (int c = 0; c < xs.length; c++) matvec(xs[c], y[c]);
+        return y;
+    }
+
+    @Override
+    public int[][] blockDots(ActivationBlocks... xs) {
+        TernaryMatrix.checkColumns(cols, xs);
+        int[][] out = new int[xs.length][rows * blocks];
+        int[] halves = new int[chunked(blocks) * 2];
+        int[] dots = new int[blocks];
+        for (int c = 0; c < xs.length; c++) {
+            short[] act = arrange(xs[c]);
+            for (int r = 0; r < rows; r++) {
+                rowDots(r, act, xs[c], halves, dots);
+                System.arraycopy(dots, 0, out[c], r * blocks, blocks);
+            }
+        }
+        return out;
+    }
+
+    /** Scalar twin: the same thresholds on the same running product, one byte at a time. */
+    @Override
+    public int[][] blockDotsScalar(ActivationBlocks... xs) {
+        TernaryMatrix.checkColumns(cols, xs);
+        int[][] out = new int[xs.length][rows * blocks];
+        for (int c = 0; c < xs.length; c++) {
+            for (int r = 0; r < rows; r++) {
+                for (int b = 0; b < blocks; b++) {
+                    int off = (r * blocks + b) * Ptq1Block.BYTES, dot = -xs[c].sum(b);
+                    for (int k = 0; k < Ptq1Block.WEIGHTS; k++) {
+                        int v = data[off + Ptq1Block.byteOf(k)] & 0xFF;
+                        for (int n = 0; n < Ptq1Block.digitOf(k); n++) v = v * 3 & 0xFF;
+                        int y = xs[c].q(b * 128 + k);
+                        dot += (v >= 86 ? y : 0) + (v >= 171 ? y : 0);
+                    }
+                    out[c][r * blocks + b] = dot;
+                }
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public float[][] multiplyScalar(ActivationBlocks... xs) {
+        int[][] dots = blockDotsScalar(xs);
+        float[][] y = new float[xs.length][rows];
+        int[] mine = new int[blocks];
+        for (int c = 0; c < xs.length; c++) {
+            for (int r = 0; r < rows; r++) {
+                System.arraycopy(dots[c], r * blocks, mine, 0, blocks);
+                y[c][r] = output(r, mine, xs[c]);
+            }
+        }
+        return y;
+    }
+}
