@@ -24,10 +24,12 @@ public final class Ptq1Matrix implements TernaryMatrix {
     private static final VectorSpecies<Byte> B = ByteVector.SPECIES_256;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
     private static final VectorMask<Byte> CODE_BYTES = B.indexInRange(0, Ptq1Block.QS_BYTES + Ptq1Block.QH_BYTES);
+    private static final ShortVector ZERO = ShortVector.zero(S);
     private static final LaneTree TREE = LaneTree.halves();
 
     private final byte[] data;
     private final int rows, cols, blocks;
+    private final int[] noOffset;
     private final RowPool pool;
 
     public Ptq1Matrix(byte[] data, int rows, int cols, RowPool pool) {
@@ -40,6 +42,7 @@ public final class Ptq1Matrix implements TernaryMatrix {
         this.rows = rows;
         this.cols = cols;
         this.blocks = cols / Ptq1Block.WEIGHTS;
+        this.noOffset = new int[chunked(blocks) * 2];
         this.pool = pool;
     }
 
@@ -66,39 +69,47 @@ public final class Ptq1Matrix implements TernaryMatrix {
         if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
         short[] act = arrange(x);
         pool.forEach(rows, (from, to) -> {
-            int[] halves = new int[chunked(blocks) * 2];
-            int[] dots = new int[blocks];
+            int[] halves = new int[chunked(blocks) * 2], scratch = new int[chunked(blocks) * 8], dots = new int[blocks];
+            short[] partial = new short[chunked(blocks) * 32];
             for (int r = from; r < to; r++) {
-                rowDots(r, act, x, halves, dots);
+                rowDots(r, act, x, partial, scratch, halves, dots);
                 y[r] = output(r, dots, x);
             }
         });
     }
 
-    /** dots[b] of row r: eight blocks per tree, each block's two half-sums added after it. */
-    private void rowDots(int r, short[] act, ActivationBlocks x, int[] halves, int[] dots) {
-        int base = r * blocks * Ptq1Block.BYTES;
-        for (int b0 = 0; b0 < blocks; b0 += 8) {
-            TREE.reduce(blockDot(base, b0, act), blockDot(base, b0 + 1, act), blockDot(base, b0 + 2, act),
-                    blockDot(base, b0 + 3, act), blockDot(base, b0 + 4, act), blockDot(base, b0 + 5, act),
-                    blockDot(base, b0 + 6, act), blockDot(base, b0 + 7, act)).intoArray(halves, 2 * b0);
-        }
-        for (int b = 0; b < blocks; b++) dots[b] = halves[2 * b] + halves[2 * b + 1] - x.sum(b);
+    /**
+     * dots[b] of row r: block partial sums, the two halves of the tree (eight blocks × two half-vectors
+     * per run), then each block's two half-sums added and sum(y) taken off.
+     */
+    private void rowDots(int r, short[] act, ActivationBlocks x, short[] partial, int[] scratch, int[] halves, int[] dots) {
+        blockSums(r * blocks * Ptq1Block.BYTES, act, partial);
+        TREE.first(partial, (blocks + 1) / 2, scratch);
+        LaneTree.last(scratch, chunked(blocks) / 8, 0, noOffset, 0, halves, 0);
+        for (int i = 0; i < blocks; i++) dots[i] = halves[2 * i] + halves[2 * i + 1] - x.sum(i);
     }
 
-    /** Per lane Σ over digits of [v ≥ 86]·y + [v ≥ 171]·y for block b (zero past the end). */
-    private ShortVector blockDot(int base, int b, short[] act) {
-        if (b >= blocks) return (ShortVector) S.zero();
-        ShortVector v = (ShortVector) ByteVector.fromArray(B, data, base + b * Ptq1Block.BYTES, CODE_BYTES)
-                .convertShape(ZERO_EXTEND_B2S, S, 0);
-        int a = b * ACT_PER_BLOCK;
-        ShortVector acc = (ShortVector) S.zero();
-        for (int n = 0; n < 5; n++) {
-            if (n > 0) v = v.mul((short) 3).and((short) 0xFF);
-            ShortVector y = ShortVector.fromArray(S, act, a + 32 * n);
-            acc = acc.add(y, v.compare(GE, (short) 86)).add(y, v.compare(GE, (short) 171));
+    /**
+     * partial[32b ..] = Σ over the five digits of [v ≥ 86]·y + [v ≥ 171]·y per code byte of block b,
+     * with v = byte · 3^n mod 256: the digit (0, 1, 2) times y without a multiply.
+     */
+    private void blockSums(int base, short[] act, short[] partial) {
+        for (int b = 0; b < blocks; b++) {
+            int a = b * ACT_PER_BLOCK;
+            ShortVector v0 = (ShortVector) ByteVector.fromArray(B, data, base + b * Ptq1Block.BYTES, CODE_BYTES)
+                    .convertShape(ZERO_EXTEND_B2S, S, 0);
+            ShortVector v1 = v0.mul((short) 3).and((short) 0xFF), v2 = v1.mul((short) 3).and((short) 0xFF);
+            ShortVector v3 = v2.mul((short) 3).and((short) 0xFF), v4 = v3.mul((short) 3).and((short) 0xFF);
+            ShortVector y0 = ShortVector.fromArray(S, act, a), y1 = ShortVector.fromArray(S, act, a + 32);
+            ShortVector y2 = ShortVector.fromArray(S, act, a + 64), y3 = ShortVector.fromArray(S, act, a + 96);
+            ShortVector y4 = ShortVector.fromArray(S, act, a + 128);
+            ZERO.add(y0, v0.compare(GE, (short) 86)).add(y0, v0.compare(GE, (short) 171))
+                    .add(y1, v1.compare(GE, (short) 86)).add(y1, v1.compare(GE, (short) 171))
+                    .add(y2, v2.compare(GE, (short) 86)).add(y2, v2.compare(GE, (short) 171))
+                    .add(y3, v3.compare(GE, (short) 86)).add(y3, v3.compare(GE, (short) 171))
+                    .add(y4, v4.compare(GE, (short) 86)).add(y4, v4.compare(GE, (short) 171))
+                    .intoArray(partial, 32 * b);
         }
-        return acc;
     }
 
     private float output(int r, int[] dots, ActivationBlocks x) {
@@ -123,12 +134,12 @@ public final class Ptq1Matrix implements TernaryMatrix {
     public int[][] blockDots(ActivationBlocks... xs) {
         TernaryMatrix.checkColumns(cols, xs);
         int[][] out = new int[xs.length][rows * blocks];
-        int[] halves = new int[chunked(blocks) * 2];
-        int[] dots = new int[blocks];
+        int[] halves = new int[chunked(blocks) * 2], scratch = new int[chunked(blocks) * 8], dots = new int[blocks];
+        short[] partial = new short[chunked(blocks) * 32];
         for (int c = 0; c < xs.length; c++) {
             short[] act = arrange(xs[c]);
             for (int r = 0; r < rows; r++) {
-                rowDots(r, act, xs[c], halves, dots);
+                rowDots(r, act, xs[c], partial, scratch, halves, dots);
                 System.arraycopy(dots, 0, out[c], r * blocks, blocks);
             }
         }

@@ -1,10 +1,8 @@
 package jquant.runtime.ternary;
 
-import static jdk.incubator.vector.VectorOperators.ASHR;
 import static jdk.incubator.vector.VectorOperators.LSHR;
 
 import jdk.incubator.vector.ByteVector;
-import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorSpecies;
 import jquant.pack.ternary.Pq2Block;
@@ -18,15 +16,15 @@ import jquant.pack.ternary.T2pBlock;
  * The Vector API has no int8 dot product (no sdot / VNNI), so the kernel views the bytes as 32 short
  * lanes and multiplies in 16 bits. Each short holds two code bytes (lo = even j, hi = odd j), four
  * slots each; the eight slot values come out with masks, and shifts only where a mask alone would not
- * do: every slot is brought to 4u (slot masks 0x0C as the seed does; slots 2 and 3 shifted down to
- * it) or left at u with the activation pre-multiplied by 4. All eight products are then 4·u·y, one
- * short accumulator holds them (|Σ| ≤ 8·4·3·127 = 12192) and
+ * do: every slot is brought to 4u (mask 0x0C as the seed's slot 1; slots 2 and 3 shifted down to it)
+ * or left at u with the activation pre-multiplied by 4. All eight products are then 4·u·y, so one
+ * short accumulator holds them (|Σ| ≤ 8·4·3·127 = 12192, exact for u ≤ 3) and
  * <pre>   dot(w, y) = (Σ 4·u·y) / 4 − sum(y)   </pre>
- * is exact. The activations are laid out once per call "dup8" style: the lane of row b of a word
- * carries the same activation as the lane of row a, so one register serves both rows of a pair and
- * both pairs of a block. The per-block, per-row ints come out of a {@link LaneTree} four blocks at a
- * time. (The scalar twin keeps the seed's own recombination {@code a2 + 4·a1 + 16·(a0 + a3) − 16·sum}
- * with one int accumulator per slot; both equal the plain dot product, which the tests check.)
+ * is exact. (Per-slot accumulators recombined as a2 + 4·a1 + 16·(a0 + a3) would overflow 16 bits;
+ * the scalar twin keeps that recombination of the seed in int.) The activations are laid out once
+ * per call "dup8" style: the lane of row b of a word carries the same activation as the lane of
+ * row a, so one register serves both rows of a pair, and both pairs of a block. Per-block, per-row
+ * ints come out of a {@link LaneTree}.
  */
 public final class T2pMatrix implements TernaryMatrix {
 
@@ -37,7 +35,6 @@ public final class T2pMatrix implements TernaryMatrix {
 
     private static final VectorSpecies<Byte> B = ByteVector.SPECIES_512;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
-    private static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
     private static final LaneTree TREE;
 
     static {
@@ -74,6 +71,7 @@ public final class T2pMatrix implements TernaryMatrix {
     /**
      * Short lane i of slot vector vi (half h = vi / 4: 0 = even byte, 1 = odd byte; slot s = vi % 4)
      * meets code byte j = (2i mod 16) + h of word i / 8, whose slot s is weight 8·(4·wd + s) + j mod 8.
+     * Slot 0 (both halves) and slot 3 of the odd byte are extracted as u, so their activation is 4y.
      */
     static short[] arrange(ActivationBlocks x) {
         short[] out = new short[x.blocks() * ACT_PER_BLOCK];
@@ -89,12 +87,7 @@ public final class T2pMatrix implements TernaryMatrix {
         return out;
     }
 
-    /** ysum[b · 4 + r] = sum of block b (each repeated for the 4 rows), padded to whole tree chunks. */
-    private static int[] blockSums(ActivationBlocks x, int length, int repeat) {
-        int[] out = new int[length];
-        for (int b = 0; b < x.blocks(); b++) for (int r = 0; r < repeat; r++) out[b * repeat + r] = x.sum(b);
-        return out;
-    }
+    private static int chunked(int blocks) { return (blocks + 3) / 4 * 4; }
 
     // ---------------------------------------------------------------- decode (matvec)
 
@@ -103,53 +96,67 @@ public final class T2pMatrix implements TernaryMatrix {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
         short[] act = arrange(x);
-        int[] ysum = blockSums(x, chunked(blocks) * 4, 4);
+        int[] ysum = decodeSums(x);
         pool.forEach(rows / 4, (from, to) -> {
-            int[] dots = new int[chunked(blocks) * 4];
+            Scratch s = new Scratch(blocks);
             for (int g = from; g < to; g++) {
-                groupDots(g, act, ysum, dots);
-                for (int r = 0; r < 4; r++) y[4 * g + r] = output(g, r, dots, 4, r, x);
+                groupDots(g, act, ysum, s);
+                for (int r = 0; r < 4; r++) y[4 * g + r] = output(g, r, s.dots, 4, r, x);
             }
         });
     }
 
-    private static int chunked(int blocks) { return (blocks + 3) / 4 * 4; }
+    /** sum(y) of block b at [4b + r] for each row r, zero past the last block. */
+    private int[] decodeSums(ActivationBlocks x) {
+        int[] out = new int[chunked(blocks) * 4];
+        for (int b = 0; b < blocks; b++) for (int r = 0; r < 4; r++) out[4 * b + r] = x.sum(b);
+        return out;
+    }
 
-    /** dots[b · 4 + r] of row group g, four blocks per tree. */
-    private void groupDots(int g, short[] act, int[] ysum, int[] dots) {
-        int base = g * blocks * T2pBlock.BYTES;
-        for (int b0 = 0; b0 < blocks; b0 += 4) {
-            IntVector t = TREE.reduce(
-                    pairDot(base, b0, 0, act), pairDot(base, b0, 1, act),
-                    pairDot(base, b0 + 1, 0, act), pairDot(base, b0 + 1, 1, act),
-                    pairDot(base, b0 + 2, 0, act), pairDot(base, b0 + 2, 1, act),
-                    pairDot(base, b0 + 3, 0, act), pairDot(base, b0 + 3, 1, act));
-            t.lanewise(ASHR, 2).sub(IntVector.fromArray(I, ysum, b0 * 4)).intoArray(dots, b0 * 4);
+    /** Per-thread scratch, sized for a prefill tile (decode uses the first quarter), zero past the last block. */
+    private static final class Scratch {
+        final short[] partial;
+        final int[] tree, dots;
+
+        Scratch(int blocks) {
+            partial = new short[chunked(blocks) * 256];
+            tree = new int[chunked(blocks) * 64];
+            dots = new int[chunked(blocks) * 16];
         }
     }
 
-    /** Σ 4·u·y per short lane for pair p of block b (zero past the last block). */
-    private ShortVector pairDot(int base, int b, int p, short[] act) {
-        if (b >= blocks) return (ShortVector) S.zero();
-        ShortVector v = ByteVector.fromArray(B, data, base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET + p * T2pBlock.PAIR_BYTES)
-                .reinterpretAsShorts();
-        int a = b * ACT_PER_BLOCK;
-        ShortVector vh = v.lanewise(LSHR, 8);
-        return v.and((short) 0x03).mul(ShortVector.fromArray(S, act, a))
-                .add(v.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 32)))
-                .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 64)))
-                .add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 96)))
-                .add(vh.and((short) 0x03).mul(ShortVector.fromArray(S, act, a + 128)))
-                .add(vh.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 160)))
-                .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 192)))
-                .add(v.lanewise(LSHR, 14).mul(ShortVector.fromArray(S, act, a + 224)));
+    /** s.dots[4b + r] of row group g: pair partial sums, then the two halves of the tree. */
+    private void groupDots(int g, short[] act, int[] ysum, Scratch s) {
+        pairSums(g * blocks * T2pBlock.BYTES, act, s.partial);
+        TREE.first(s.partial, blocks, s.tree);
+        LaneTree.last(s.tree, chunked(blocks) / 4, 2, ysum, 0, s.dots, 0);
+    }
+
+    /** partial[32i ..] = Σ 4·u·y per short lane of pair i mod 2 of block i / 2. */
+    private void pairSums(int base, short[] act, short[] partial) {
+        for (int i = 0; i < 2 * blocks; i++) {
+            int a = (i >> 1) * ACT_PER_BLOCK;
+            ShortVector v = ByteVector.fromArray(B, data, base + (i >> 1) * T2pBlock.BYTES + T2pBlock.CODES_OFFSET
+                    + (i & 1) * T2pBlock.PAIR_BYTES).reinterpretAsShorts();
+            ShortVector vh = v.lanewise(LSHR, 8);
+            v.and((short) 0x03).mul(ShortVector.fromArray(S, act, a))
+                    .add(v.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 32)))
+                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 64)))
+                    .add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 96)))
+                    .add(vh.and((short) 0x03).mul(ShortVector.fromArray(S, act, a + 128)))
+                    .add(vh.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 160)))
+                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 192)))
+                    .add(v.lanewise(LSHR, 14).mul(ShortVector.fromArray(S, act, a + 224)))
+                    .intoArray(partial, 32 * i);
+        }
     }
 
     /** The shared float formula over one row's block dots (dots[b · stride + lane]). */
     private float output(int g, int r, int[] dots, int stride, int lane, ActivationBlocks x) {
+        int base = g * blocks * T2pBlock.BYTES + T2pBlock.SCALES_OFFSET + 2 * r;
         float acc = 0f;
         for (int b = 0; b < blocks; b++) {
-            float d = Float.float16ToFloat(Pq2Block.scaleBits(data, g * blocks * T2pBlock.BYTES + b * T2pBlock.BYTES + 2 * r));
+            float d = Float.float16ToFloat(Pq2Block.scaleBits(data, base + b * T2pBlock.BYTES));
             acc = ActivationBlocks.term(acc, dots[b * stride + lane], d, x.scale(b));
         }
         return acc;
@@ -159,7 +166,7 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /**
      * Tiles of {@value #TILE} columns: each pair is decoded once per block into eight slot vectors and
-     * multiplied against the four columns; one tree turns the 2 pairs × 4 columns into the 16 ints of
+     * multiplied against the four columns; the tree turns the 2 pairs × 4 columns into the 16 ints of
      * the block. Row groups are the outer loop (a group's codes stay in L1 across all tiles). A last
      * partial tile is padded with zero columns; only real outputs are copied out.
      */
@@ -173,20 +180,22 @@ public final class T2pMatrix implements TernaryMatrix {
         }
         int[][] ysum = new int[tiles][blocks * 16];
         for (int t = 0; t < tiles; t++) {
-            for (int b = 0; b < blocks; b++) for (int k = 0; k < 16; k++) ysum[t][b * 16 + k] = padded[t * TILE + k / 4].sum(b);
+            for (int b = 0; b < blocks; b++) {
+                for (int c = 0; c < TILE; c++) for (int r = 0; r < 4; r++) ysum[t][b * 16 + tileLane(c, r)] = padded[t * TILE + c].sum(b);
+            }
         }
         pool.forEach(rows / 4, (from, to) -> {
-            int[] dots = new int[blocks * 16];
+            Scratch s = new Scratch(blocks);
             for (int g = from; g < to; g++) {
                 for (int t = 0; t < tiles; t++) {
                     int first = t * TILE;
-                    tileDots(g, act[first], act[first + 1], act[first + 2], act[first + 3], ysum[t], dots);
+                    tileDots(g, act[first], act[first + 1], act[first + 2], act[first + 3], ysum[t], s);
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
                         for (int r = 0; r < 4; r++) {
                             int row = 4 * g + r;
-                            if (yOut != null) yOut[first + c][row] = output(g, r, dots, 16, 4 * c + r, xs[first + c]);
+                            if (yOut != null) yOut[first + c][row] = output(g, r, s.dots, 16, tileLane(c, r), xs[first + c]);
                             if (dotsOut != null) {
-                                for (int b = 0; b < blocks; b++) dotsOut[first + c][row * blocks + b] = dots[b * 16 + 4 * c + r];
+                                for (int b = 0; b < blocks; b++) dotsOut[first + c][row * blocks + b] = s.dots[b * 16 + tileLane(c, r)];
                             }
                         }
                     }
@@ -195,46 +204,39 @@ public final class T2pMatrix implements TernaryMatrix {
         });
     }
 
-    /** dots[b · 16 + 4c + r] for row group g against four arranged columns. */
-    private void tileDots(int g, short[] a0, short[] a1, short[] a2, short[] a3, int[] ysum, int[] dots) {
-        int base = g * blocks * T2pBlock.BYTES;
-        for (int b = 0; b < blocks; b++) {
-            int off = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET, a = b * ACT_PER_BLOCK;
-            ShortVector v = ByteVector.fromArray(B, data, off).reinterpretAsShorts();
+    /** Lane of (column c, row r) in a prefill block's 16 dots: the order {@link #tileDots} leaves them in. */
+    static int tileLane(int c, int r) { return 8 * (r / 2) + 4 * (c / 2) + 2 * (c % 2) + r % 2; }
+
+    /** s.dots[16b + tileLane(c, r)] for row group g against four arranged columns. */
+    private void tileDots(int g, short[] a0, short[] a1, short[] a2, short[] a3, int[] ysum, Scratch s) {
+        tilePartials(g * blocks * T2pBlock.BYTES, a0, a1, a2, a3, s.partial);
+        TREE.first(s.partial, 4 * blocks, s.tree);
+        LaneTree.last(s.tree, blocks, 2, ysum, 0, s.dots, 0);
+    }
+
+    /** partial[256b + 32·(4p + c) ..] = Σ 4·u·y per lane of pair p of block b against column c. */
+    private void tilePartials(int base, short[] a0, short[] a1, short[] a2, short[] a3, short[] partial) {
+        for (int i = 0; i < 2 * blocks; i++) {
+            int a = (i >> 1) * ACT_PER_BLOCK, out = 128 * i;
+            ShortVector v = ByteVector.fromArray(B, data, base + (i >> 1) * T2pBlock.BYTES + T2pBlock.CODES_OFFSET
+                    + (i & 1) * T2pBlock.PAIR_BYTES).reinterpretAsShorts();
             ShortVector w0 = v.and((short) 0x03), w1 = v.and((short) 0x0C), w2 = v.lanewise(LSHR, 2).and((short) 0x0C),
                     w3 = v.lanewise(LSHR, 4).and((short) 0x0C), w4 = v.lanewise(LSHR, 8).and((short) 0x03),
                     w5 = v.lanewise(LSHR, 8).and((short) 0x0C), w6 = v.lanewise(LSHR, 10).and((short) 0x0C),
                     w7 = v.lanewise(LSHR, 14);
-            ShortVector c0p0 = dot8(w0, w1, w2, w3, w4, w5, w6, w7, a0, a), c1p0 = dot8(w0, w1, w2, w3, w4, w5, w6, w7, a1, a),
-                    c2p0 = dot8(w0, w1, w2, w3, w4, w5, w6, w7, a2, a), c3p0 = dot8(w0, w1, w2, w3, w4, w5, w6, w7, a3, a);
-            v = ByteVector.fromArray(B, data, off + T2pBlock.PAIR_BYTES).reinterpretAsShorts();
-            w0 = v.and((short) 0x03);
-            w1 = v.and((short) 0x0C);
-            w2 = v.lanewise(LSHR, 2).and((short) 0x0C);
-            w3 = v.lanewise(LSHR, 4).and((short) 0x0C);
-            w4 = v.lanewise(LSHR, 8).and((short) 0x03);
-            w5 = v.lanewise(LSHR, 8).and((short) 0x0C);
-            w6 = v.lanewise(LSHR, 10).and((short) 0x0C);
-            w7 = v.lanewise(LSHR, 14);
-            IntVector t = TREE.reduce(
-                    c0p0, dot8(w0, w1, w2, w3, w4, w5, w6, w7, a0, a),
-                    c1p0, dot8(w0, w1, w2, w3, w4, w5, w6, w7, a1, a),
-                    c2p0, dot8(w0, w1, w2, w3, w4, w5, w6, w7, a2, a),
-                    c3p0, dot8(w0, w1, w2, w3, w4, w5, w6, w7, a3, a));
-            t.lanewise(ASHR, 2).sub(IntVector.fromArray(I, ysum, b * 16)).intoArray(dots, b * 16);
+            for (int c = 0; c < TILE; c++) {
+                short[] y = c == 0 ? a0 : c == 1 ? a1 : c == 2 ? a2 : a3;
+                w0.mul(ShortVector.fromArray(S, y, a))
+                        .add(w1.mul(ShortVector.fromArray(S, y, a + 32)))
+                        .add(w2.mul(ShortVector.fromArray(S, y, a + 64)))
+                        .add(w3.mul(ShortVector.fromArray(S, y, a + 96)))
+                        .add(w4.mul(ShortVector.fromArray(S, y, a + 128)))
+                        .add(w5.mul(ShortVector.fromArray(S, y, a + 160)))
+                        .add(w6.mul(ShortVector.fromArray(S, y, a + 192)))
+                        .add(w7.mul(ShortVector.fromArray(S, y, a + 224)))
+                        .intoArray(partial, out + 32 * c);
+            }
         }
-    }
-
-    private static ShortVector dot8(ShortVector w0, ShortVector w1, ShortVector w2, ShortVector w3,
-                                    ShortVector w4, ShortVector w5, ShortVector w6, ShortVector w7, short[] act, int a) {
-        return w0.mul(ShortVector.fromArray(S, act, a))
-                .add(w1.mul(ShortVector.fromArray(S, act, a + 32)))
-                .add(w2.mul(ShortVector.fromArray(S, act, a + 64)))
-                .add(w3.mul(ShortVector.fromArray(S, act, a + 96)))
-                .add(w4.mul(ShortVector.fromArray(S, act, a + 128)))
-                .add(w5.mul(ShortVector.fromArray(S, act, a + 160)))
-                .add(w6.mul(ShortVector.fromArray(S, act, a + 192)))
-                .add(w7.mul(ShortVector.fromArray(S, act, a + 224)));
     }
 
     // ---------------------------------------------------------------- public entry points
@@ -254,11 +256,11 @@ public final class T2pMatrix implements TernaryMatrix {
         int[][] out = new int[xs.length][rows * blocks];
         if (xs.length == 1) {
             short[] act = arrange(xs[0]);
-            int[] ysum = blockSums(xs[0], chunked(blocks) * 4, 4);
-            int[] dots = new int[chunked(blocks) * 4];
+            int[] ysum = decodeSums(xs[0]);
+            Scratch s = new Scratch(blocks);
             for (int g = 0; g < rows / 4; g++) {
-                groupDots(g, act, ysum, dots);
-                for (int r = 0; r < 4; r++) for (int b = 0; b < blocks; b++) out[0][(4 * g + r) * blocks + b] = dots[b * 4 + r];
+                groupDots(g, act, ysum, s);
+                for (int r = 0; r < 4; r++) for (int b = 0; b < blocks; b++) out[0][(4 * g + r) * blocks + b] = s.dots[4 * b + r];
             }
         } else {
             prefill(xs, out, null);
