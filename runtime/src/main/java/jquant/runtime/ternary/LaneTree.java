@@ -13,15 +13,16 @@ import jdk.incubator.vector.VectorSpecies;
  * vector whose lane k is the total of group {@code k % 2} of input {@code k / 2}:
  *
  * <pre>
- *   first: pairs of short[32] ──add same-group lanes (two-vector permute)──► short[32]
- *                             ──widen adjacent shorts to int──────────────► int[16]  (4 groups × 4)
- *   last:  four int[16] ──pair up even/odd──► two ──pair up──► one int[16]            (16 groups × 1)
+ *   first (in the kernels' loops): two short[32] x, y
+ *         ──firstEven/firstOdd two-vector permutes + add──► short[32]   [x g0, x g1, y g0, y g1] × 8
+ *         ──widen adjacent shorts to int───────────────────► int[16]    4 groups × 4 lanes, to scratch
+ *   last (here): four int[16] ──pair up even/odd──► two ──pair up──► one int[16]   16 groups × 1
  * </pre>
  *
- * <p>The kernels keep partial sums in small L1 scratch arrays between the stages, and every Vector
- * API call sits directly in a loop body: C2 force-inlines those, but stops inlining our own helpers
- * past a node budget, and a helper left out of line boxes every vector it takes or returns (that
- * was a 6× slowdown). So helpers here take arrays, never vectors.
+ * <p>The first step is written out in each kernel's loop body, and the second takes arrays: every
+ * Vector API call must sit directly in a loop body. C2 force-inlines those, but stops inlining our
+ * own helpers past a node budget, and a helper left out of line boxes every vector it takes or
+ * returns (measured: a 6× slowdown).
  *
  * <p>An input lane may hold at most ±16383 so that a same-group pair still fits a short.
  */
@@ -66,19 +67,6 @@ final class LaneTree {
         int[] g = new int[32];
         for (int l = 16; l < 32; l++) g[l] = 1;
         return new LaneTree(g);
-    }
-
-    /**
-     * First half for {@code count} pairs of partial-sum vectors at partial[64i], partial[64i + 32]:
-     * scratch[16i + 4g .. 16i + 4g + 3] hold group g of [x group 0, x group 1, y group 0, y group 1].
-     */
-    void first(short[] partial, int count, int[] scratch) {
-        ShortVector e = firstEven, o = firstOdd;
-        for (int i = 0; i < count; i++) {
-            ShortVector x = ShortVector.fromArray(S, partial, 64 * i), y = ShortVector.fromArray(S, partial, 64 * i + 32);
-            IntVector r = e.selectFrom(x, y).add(o.selectFrom(x, y)).reinterpretAsInts();
-            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(scratch, 16 * i);
-        }
     }
 
     /**

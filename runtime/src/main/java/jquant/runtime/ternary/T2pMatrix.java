@@ -1,8 +1,14 @@
 package jquant.runtime.ternary;
 
+import static jdk.incubator.vector.VectorOperators.ASHR;
+import static jdk.incubator.vector.VectorOperators.I2F;
+import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.LSHR;
+import static jdk.incubator.vector.VectorOperators.S2I;
 
 import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorSpecies;
 import jquant.pack.ternary.Pq2Block;
@@ -35,6 +41,11 @@ public final class T2pMatrix implements TernaryMatrix {
 
     private static final VectorSpecies<Byte> B = ByteVector.SPECIES_512;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
+    private static final VectorSpecies<Short> S4 = ShortVector.SPECIES_64;
+    private static final VectorSpecies<Integer> I4 = IntVector.SPECIES_128;
+    private static final VectorSpecies<Float> F4 = FloatVector.SPECIES_128;
+    /** 2^112: fp16 bits moved to float position, times this, are the fp16 value (normal or subnormal). */
+    private static final float FP16_REBIAS = 0x1p112f;
     private static final LaneTree TREE;
 
     static {
@@ -54,6 +65,13 @@ public final class T2pMatrix implements TernaryMatrix {
         if (data.length != (long) rows / T2pBlock.ROWS * (cols / T2pBlock.WEIGHTS) * T2pBlock.BYTES) {
             throw new IllegalArgumentException("T2P " + rows + "×" + cols + " needs "
                     + (long) rows / 4 * (cols / 128) * T2pBlock.BYTES + " bytes, got " + data.length);
+        }
+        for (int off = 0; off < data.length; off += T2pBlock.BYTES) {
+            for (int r = 0; r < T2pBlock.ROWS; r++) {
+                if ((Pq2Block.scaleBits(data, off + 2 * r) & 0x7C00) == 0x7C00) {
+                    throw new IllegalArgumentException("T2P block at byte " + off + " has a non-finite scale for row " + r);
+                }
+            }
         }
         this.data = data;
         this.rows = rows;
@@ -97,11 +115,12 @@ public final class T2pMatrix implements TernaryMatrix {
         if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
         short[] act = arrange(x);
         int[] ysum = decodeSums(x);
+        float[] xs = scales(x);
         pool.forEach(rows / 4, (from, to) -> {
             Scratch s = new Scratch(blocks);
             for (int g = from; g < to; g++) {
                 groupDots(g, act, ysum, s);
-                for (int r = 0; r < 4; r++) y[4 * g + r] = output(g, r, s.dots, 4, r, x);
+                outputs(g, s.dots, 0, 4, xs, y, 4 * g);
             }
         });
     }
@@ -115,51 +134,74 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /** Per-thread scratch, sized for a prefill tile (decode uses the first quarter), zero past the last block. */
     private static final class Scratch {
-        final short[] partial;
         final int[] tree, dots;
 
         Scratch(int blocks) {
-            partial = new short[chunked(blocks) * 256];
             tree = new int[chunked(blocks) * 64];
             dots = new int[chunked(blocks) * 16];
         }
     }
 
-    /** s.dots[4b + r] of row group g: pair partial sums, then the two halves of the tree. */
+    /** s.dots[4b + r] of row group g: both pairs of each block and the first tree step in one loop, then the last. */
     private void groupDots(int g, short[] act, int[] ysum, Scratch s) {
-        pairSums(g * blocks * T2pBlock.BYTES, act, s.partial);
-        TREE.first(s.partial, blocks, s.tree);
+        pairSums(g * blocks * T2pBlock.BYTES, act, s.tree);
         LaneTree.last(s.tree, chunked(blocks) / 4, 2, ysum, 0, s.dots, 0);
     }
 
-    /** partial[32i ..] = Σ 4·u·y per short lane of pair i mod 2 of block i / 2. */
-    private void pairSums(int base, short[] act, short[] partial) {
-        for (int i = 0; i < 2 * blocks; i++) {
-            int a = (i >> 1) * ACT_PER_BLOCK;
-            ShortVector v = ByteVector.fromArray(B, data, base + (i >> 1) * T2pBlock.BYTES + T2pBlock.CODES_OFFSET
-                    + (i & 1) * T2pBlock.PAIR_BYTES).reinterpretAsShorts();
-            ShortVector vh = v.lanewise(LSHR, 8);
-            v.and((short) 0x03).mul(ShortVector.fromArray(S, act, a))
-                    .add(v.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 32)))
-                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 64)))
-                    .add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 96)))
-                    .add(vh.and((short) 0x03).mul(ShortVector.fromArray(S, act, a + 128)))
-                    .add(vh.and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 160)))
-                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(ShortVector.fromArray(S, act, a + 192)))
-                    .add(v.lanewise(LSHR, 14).mul(ShortVector.fromArray(S, act, a + 224)))
-                    .intoArray(partial, 32 * i);
+    /**
+     * tree[16b ..] = first tree step over the two pairs of block b, whose per-lane sums Σ 4·u·y come
+     * from one code load each and the same eight activation vectors.
+     */
+    private void pairSums(int base, short[] act, int[] tree) {
+        ShortVector e = TREE.firstEven, o = TREE.firstOdd;
+        for (int b = 0; b < blocks; b++) {
+            int a = b * ACT_PER_BLOCK, at = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET;
+            ShortVector y0 = ShortVector.fromArray(S, act, a), y1 = ShortVector.fromArray(S, act, a + 32);
+            ShortVector y2 = ShortVector.fromArray(S, act, a + 64), y3 = ShortVector.fromArray(S, act, a + 96);
+            ShortVector y4 = ShortVector.fromArray(S, act, a + 128), y5 = ShortVector.fromArray(S, act, a + 160);
+            ShortVector y6 = ShortVector.fromArray(S, act, a + 192), y7 = ShortVector.fromArray(S, act, a + 224);
+            ShortVector v = ByteVector.fromArray(B, data, at).reinterpretAsShorts(), vh = v.lanewise(LSHR, 8);
+            ShortVector p0 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                    .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+            v = ByteVector.fromArray(B, data, at + T2pBlock.PAIR_BYTES).reinterpretAsShorts();
+            vh = v.lanewise(LSHR, 8);
+            ShortVector p1 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                    .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+            IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
+            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 16 * b);
         }
     }
 
-    /** The shared float formula over one row's block dots (dots[b · stride + lane]). */
-    private float output(int g, int r, int[] dots, int stride, int lane, ActivationBlocks x) {
-        int base = g * blocks * T2pBlock.BYTES + T2pBlock.SCALES_OFFSET + 2 * r;
-        float acc = 0f;
+    /** The x scale of each block, padded like the tree. */
+    private float[] scales(ActivationBlocks x) {
+        float[] xs = new float[chunked(blocks)];
+        for (int b = 0; b < blocks; b++) xs[b] = x.scale(b);
+        return xs;
+    }
+
+    /**
+     * The shared float formula for the four rows of group g at once (lane = row, blocks in order, the
+     * same multiplications and additions per lane as {@link ActivationBlocks#term}): y[at + r] =
+     * Σ_b (float) dots[b · stride + lane + r] · (d[r][b] · xs[b]). The block's four fp16 row scales sit
+     * together, so they convert as one vector: bits (h &amp; 0x7FFF) &lt;&lt; 13 with the sign on top are a
+     * float 2^112 times too small, exact for normal and subnormal h (the constructor refuses inf/NaN).
+     */
+    private void outputs(int g, int[] dots, int lane, int stride, float[] xs, float[] y, int at) {
+        int base = g * blocks * T2pBlock.BYTES + T2pBlock.SCALES_OFFSET;
+        FloatVector acc = FloatVector.zero(F4);
         for (int b = 0; b < blocks; b++) {
-            float d = Float.float16ToFloat(Pq2Block.scaleBits(data, base + b * T2pBlock.BYTES));
-            acc = ActivationBlocks.term(acc, dots[b * stride + lane], d, x.scale(b));
+            IntVector h = (IntVector) ByteVector.fromArray(ByteVector.SPECIES_64, data, base + b * T2pBlock.BYTES)
+                    .reinterpretAsShorts().convertShape(S2I, I4, 0);
+            FloatVector d = h.and(0x7FFF).lanewise(LSHL, 13).or(h.and(0x8000).lanewise(LSHL, 16))
+                    .reinterpretAsFloats().mul(FP16_REBIAS);
+            FloatVector dot = (FloatVector) IntVector.fromArray(I4, dots, b * stride + lane).convertShape(I2F, F4, 0);
+            acc = acc.add(dot.mul(d.mul(xs[b])));
         }
-        return acc;
+        acc.intoArray(y, at);
     }
 
     // ---------------------------------------------------------------- prefill
@@ -170,32 +212,36 @@ public final class T2pMatrix implements TernaryMatrix {
      * the block. Row groups are the outer loop (a group's codes stay in L1 across all tiles). A last
      * partial tile is padded with zero columns; only real outputs are copied out.
      */
-    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
-        int tiles = (xs.length + TILE - 1) / TILE;
+    private void prefill(ActivationBlocks[] xs0, int[][] dotsOut, float[][] yOut) {
+        int tiles = (xs0.length + TILE - 1) / TILE;
         ActivationBlocks[] padded = new ActivationBlocks[tiles * TILE];
         short[][] act = new short[padded.length][];
         for (int c = 0; c < padded.length; c++) {
-            padded[c] = c < xs.length ? xs[c] : ActivationBlocks.zeros(cols);
+            padded[c] = c < xs0.length ? xs0[c] : ActivationBlocks.zeros(cols);
             act[c] = arrange(padded[c]);
         }
         int[][] ysum = new int[tiles][blocks * 16];
+        float[][] xs = new float[xs0.length][];
+        for (int c = 0; c < xs0.length; c++) xs[c] = scales(xs0[c]);
         for (int t = 0; t < tiles; t++) {
-            for (int b = 0; b < blocks; b++) {
-                for (int c = 0; c < TILE; c++) for (int r = 0; r < 4; r++) ysum[t][b * 16 + tileLane(c, r)] = padded[t * TILE + c].sum(b);
-            }
+            for (int b = 0; b < blocks; b++) for (int k = 0; k < 16; k++) ysum[t][b * 16 + k] = padded[t * TILE + k / 4].sum(b);
         }
         pool.forEach(rows / 4, (from, to) -> {
             Scratch s = new Scratch(blocks);
+            float[] four = new float[4];
             for (int g = from; g < to; g++) {
                 for (int t = 0; t < tiles; t++) {
                     int first = t * TILE;
-                    tileDots(g, act[first], act[first + 1], act[first + 2], act[first + 3], ysum[t], s);
-                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                        for (int r = 0; r < 4; r++) {
-                            int row = 4 * g + r;
-                            if (yOut != null) yOut[first + c][row] = output(g, r, s.dots, 16, tileLane(c, r), xs[first + c]);
-                            if (dotsOut != null) {
-                                for (int b = 0; b < blocks; b++) dotsOut[first + c][row * blocks + b] = s.dots[b * 16 + tileLane(c, r)];
+                    tilePartials(g * blocks * T2pBlock.BYTES, act[first], act[first + 1], act[first + 2], act[first + 3], s.tree);
+                    LaneTree.last(s.tree, blocks, 2, ysum[t], 0, s.dots, 0);
+                    for (int c = 0; c < Math.min(TILE, xs0.length - first); c++) {
+                        if (yOut != null) {
+                            outputs(g, s.dots, 4 * c, 16, xs[first + c], four, 0);
+                            System.arraycopy(four, 0, yOut[first + c], 4 * g, 4);
+                        }
+                        if (dotsOut != null) {
+                            for (int r = 0; r < 4; r++) {
+                                for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * g + r) * blocks + b] = s.dots[b * 16 + 4 * c + r];
                             }
                         }
                     }
@@ -204,37 +250,37 @@ public final class T2pMatrix implements TernaryMatrix {
         });
     }
 
-    /** Lane of (column c, row r) in a prefill block's 16 dots: the order {@link #tileDots} leaves them in. */
-    static int tileLane(int c, int r) { return 8 * (r / 2) + 4 * (c / 2) + 2 * (c % 2) + r % 2; }
-
-    /** s.dots[16b + tileLane(c, r)] for row group g against four arranged columns. */
-    private void tileDots(int g, short[] a0, short[] a1, short[] a2, short[] a3, int[] ysum, Scratch s) {
-        tilePartials(g * blocks * T2pBlock.BYTES, a0, a1, a2, a3, s.partial);
-        TREE.first(s.partial, 4 * blocks, s.tree);
-        LaneTree.last(s.tree, blocks, 2, ysum, 0, s.dots, 0);
-    }
-
-    /** partial[256b + 32·(4p + c) ..] = Σ 4·u·y per lane of pair p of block b against column c. */
-    private void tilePartials(int base, short[] a0, short[] a1, short[] a2, short[] a3, short[] partial) {
-        for (int i = 0; i < 2 * blocks; i++) {
-            int a = (i >> 1) * ACT_PER_BLOCK, out = 128 * i;
-            ShortVector v = ByteVector.fromArray(B, data, base + (i >> 1) * T2pBlock.BYTES + T2pBlock.CODES_OFFSET
-                    + (i & 1) * T2pBlock.PAIR_BYTES).reinterpretAsShorts();
+    /**
+     * tree[64b + 16c ..] = first tree step over pairs 0 and 1 of block b against column c, so that the
+     * last step leaves block b's dots at [16b + 4c + r]. Each pair is decoded once into eight slot
+     * vectors, kept in registers across the four columns.
+     */
+    private void tilePartials(int base, short[] a0, short[] a1, short[] a2, short[] a3, int[] tree) {
+        ShortVector e = TREE.firstEven, o = TREE.firstOdd;
+        for (int b = 0; b < blocks; b++) {
+            int a = b * ACT_PER_BLOCK, at = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET;
+            ShortVector v = ByteVector.fromArray(B, data, at).reinterpretAsShorts();
             ShortVector w0 = v.and((short) 0x03), w1 = v.and((short) 0x0C), w2 = v.lanewise(LSHR, 2).and((short) 0x0C),
                     w3 = v.lanewise(LSHR, 4).and((short) 0x0C), w4 = v.lanewise(LSHR, 8).and((short) 0x03),
                     w5 = v.lanewise(LSHR, 8).and((short) 0x0C), w6 = v.lanewise(LSHR, 10).and((short) 0x0C),
                     w7 = v.lanewise(LSHR, 14);
+            v = ByteVector.fromArray(B, data, at + T2pBlock.PAIR_BYTES).reinterpretAsShorts();
+            ShortVector z0 = v.and((short) 0x03), z1 = v.and((short) 0x0C), z2 = v.lanewise(LSHR, 2).and((short) 0x0C),
+                    z3 = v.lanewise(LSHR, 4).and((short) 0x0C), z4 = v.lanewise(LSHR, 8).and((short) 0x03),
+                    z5 = v.lanewise(LSHR, 8).and((short) 0x0C), z6 = v.lanewise(LSHR, 10).and((short) 0x0C),
+                    z7 = v.lanewise(LSHR, 14);
             for (int c = 0; c < TILE; c++) {
-                short[] y = c == 0 ? a0 : c == 1 ? a1 : c == 2 ? a2 : a3;
-                w0.mul(ShortVector.fromArray(S, y, a))
-                        .add(w1.mul(ShortVector.fromArray(S, y, a + 32)))
-                        .add(w2.mul(ShortVector.fromArray(S, y, a + 64)))
-                        .add(w3.mul(ShortVector.fromArray(S, y, a + 96)))
-                        .add(w4.mul(ShortVector.fromArray(S, y, a + 128)))
-                        .add(w5.mul(ShortVector.fromArray(S, y, a + 160)))
-                        .add(w6.mul(ShortVector.fromArray(S, y, a + 192)))
-                        .add(w7.mul(ShortVector.fromArray(S, y, a + 224)))
-                        .intoArray(partial, out + 32 * c);
+                short[] act = c == 0 ? a0 : c == 1 ? a1 : c == 2 ? a2 : a3;
+                ShortVector y0 = ShortVector.fromArray(S, act, a), y1 = ShortVector.fromArray(S, act, a + 32);
+                ShortVector y2 = ShortVector.fromArray(S, act, a + 64), y3 = ShortVector.fromArray(S, act, a + 96);
+                ShortVector y4 = ShortVector.fromArray(S, act, a + 128), y5 = ShortVector.fromArray(S, act, a + 160);
+                ShortVector y6 = ShortVector.fromArray(S, act, a + 192), y7 = ShortVector.fromArray(S, act, a + 224);
+                ShortVector p0 = w0.mul(y0).add(w1.mul(y1)).add(w2.mul(y2)).add(w3.mul(y3))
+                        .add(w4.mul(y4)).add(w5.mul(y5)).add(w6.mul(y6)).add(w7.mul(y7));
+                ShortVector p1 = z0.mul(y0).add(z1.mul(y1)).add(z2.mul(y2)).add(z3.mul(y3))
+                        .add(z4.mul(y4)).add(z5.mul(y5)).add(z6.mul(y6)).add(z7.mul(y7));
+                IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
+                r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 64 * b + 16 * c);
             }
         }
     }

@@ -126,6 +126,44 @@ class TernaryOracleTest {
         assertThat(single).isEqualTo(vectorY[0]);
     }
 
+    static Stream<Arguments> oddBlockCounts() {
+        List<Arguments> all = new ArrayList<>();
+        for (Format f : Format.values())
+            for (int cols : new int[] {128, 384, 640, 1152})
+                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, cols, Activations.RANDOM, width));
+        return all.stream();
+    }
+
+    /** Blocks per row not a multiple of the kernels' loop units (2 for PTQ1_0, 4 for PQ2_0 and T2P). */
+    @ParameterizedTest(name = "{0} {1}×{2} width {4}")
+    @MethodSource("oddBlockCounts")
+    void oddBlockCountsAreExactToo(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+        kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
+    }
+
+    @Test
+    void t2pConvertsEveryFiniteFp16ScaleExactly() throws Exception {
+        short[] special = {0x0000, (short) 0x8000, 0x0001, (short) 0x8001, 0x03FF, 0x0400, 0x3C00, (short) 0xBC00, 0x7BFF,
+                (short) 0xFBFF, 0x1234, (short) 0x9876};
+        TernaryTensor base = codes(77, 4, 128 * special.length, true);
+        float[] scales = new float[4 * special.length];
+        for (int r = 0; r < 4; r++) {
+            for (int b = 0; b < special.length; b++) scales[r * special.length + b] = Float.float16ToFloat(special[(b + 3 * r) % special.length]);
+        }
+        TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
+        ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
+        TernaryMatrix m = pack(Format.T2P, t, RowPool.inline());
+        assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+        assertThat(m.multiply(x, x)[1]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+    }
+
+    @Test
+    void t2pRefusesInfiniteOrNanScales() throws Exception {
+        byte[] data = T2pBlock.encode(codes(79, 4, 256, false));
+        data[136 + 2 * 2 + 1] = (byte) 0x7C;   // row 2 of the second block: +inf
+        assertThatThrownBy(() -> new T2pMatrix(data, 4, 256, RowPool.inline())).hasMessageContaining("non-finite scale for row 2");
+    }
+
     @Test
     void t2pRepackAndStockGiveIdenticalDots() {
         TernaryTensor t = codes(5, 12, 1024, true);
