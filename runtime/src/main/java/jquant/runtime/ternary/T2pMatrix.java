@@ -41,6 +41,11 @@ public final class T2pMatrix implements TernaryMatrix {
     public static final int TILE = 4;
     /** Shorts of arranged activations per block: 8 slot vectors × 32 lanes. */
     static final int ACT_PER_BLOCK = 256;
+    /**
+     * Decode works on batches of {@value #GROUP_BATCH} row groups × {@value #CHUNK_BLOCKS} blocks (4096
+     * columns), so that the working set per row group stays what measured fast and steady.
+     */
+    static final int CHUNK_BLOCKS = 32, GROUP_BATCH = 16;
 
     private static final VectorSpecies<Byte> B = ByteVector.SPECIES_512;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
@@ -138,10 +143,18 @@ public final class T2pMatrix implements TernaryMatrix {
         int[] ysum = decodeSums(x);
         float[] xs = scales(x);
         pool.forEach(rows / 4, (from, to) -> {
-            Scratch s = new Scratch(blocks);
-            for (int g = from; g < to; g++) {
-                groupDots(g, act, ysum, s);
-                outputs(g, s.dots, 0, 4, xs, y, 4 * g);
+            int[] tree = new int[CHUNK_BLOCKS * 16], dots = new int[CHUNK_BLOCKS * 4];
+            for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {
+                int g1 = Math.min(to, g0 + GROUP_BATCH);
+                java.util.Arrays.fill(y, 4 * g0, 4 * g1, 0f);
+                for (int b0 = 0; b0 < blocks; b0 += CHUNK_BLOCKS) {
+                    int n = Math.min(CHUNK_BLOCKS, blocks - b0);
+                    for (int g = g0; g < g1; g++) {
+                        pairSums(g * blocks * T2pBlock.BYTES, b0, n, act, tree);
+                        LaneTree.last(tree, chunked(n) / 4, 2, ysum, 4 * b0, dots, 0);
+                        outputs(g, b0, n, dots, 0, 4, xs, y, 4 * g);
+                    }
+                }
             }
         });
     }
@@ -165,7 +178,7 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /** s.dots[4b + r] of row group g: both pairs of each block and the first tree step in one loop, then the last. */
     private void groupDots(int g, short[] act, int[] ysum, Scratch s) {
-        pairSums(g * blocks * T2pBlock.BYTES, act, s.tree);
+        pairSums(g * blocks * T2pBlock.BYTES, 0, blocks, act, s.tree);
         LaneTree.last(s.tree, chunked(blocks) / 4, 2, ysum, 0, s.dots, 0);
     }
 
@@ -174,9 +187,10 @@ public final class T2pMatrix implements TernaryMatrix {
      * from one code load each and the same eight activation vectors, each made by one permute from
      * its 16 distinct values (dup8 done in a register).
      */
-    private void pairSums(int base, short[] act, int[] tree) {
+    private void pairSums(int base, int b0, int n, short[] act, int[] tree) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        for (int b = 0; b < blocks; b++) {
+        java.util.Arrays.fill(tree, 16 * n, 16 * chunked(n), 0);
+        for (int b = b0; b < b0 + n; b++) {
             int a = b * UNIQUE_PER_BLOCK, at = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET;
             ShortVector y0 = ShortVector.fromArray(S, act, a).rearrange(DUP8), y1 = ShortVector.fromArray(S, act, a + 16).rearrange(DUP8);
             ShortVector y2 = ShortVector.fromArray(S, act, a + 32).rearrange(DUP8), y3 = ShortVector.fromArray(S, act, a + 48).rearrange(DUP8);
@@ -194,7 +208,7 @@ public final class T2pMatrix implements TernaryMatrix {
                     .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
                     .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
             IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
-            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 16 * b);
+            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 16 * (b - b0));
         }
     }
 
@@ -207,20 +221,21 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /**
      * The shared float formula for the four rows of group g at once (lane = row, blocks in order, the
-     * same multiplications and additions per lane as {@link ActivationBlocks#term}): y[at + r] =
-     * Σ_b (float) dots[b · stride + lane + r] · (d[r][b] · xs[b]). The block's four fp16 row scales sit
+     * same multiplications and additions per lane as {@link ActivationBlocks#term}), continued over
+     * blocks b0 .. b0+n−1 from the sums already in y: y[at + r] +=
+     * Σ_b (float) dots[(b − b0) · stride + lane + r] · (d[r][b] · xs[b]), added one block at a time. The block's four fp16 row scales sit
      * together, so they convert as one vector: bits (h &amp; 0x7FFF) &lt;&lt; 13 with the sign on top are a
      * float 2^112 times too small, exact for normal and subnormal h (the constructor refuses inf/NaN).
      */
-    private void outputs(int g, int[] dots, int lane, int stride, float[] xs, float[] y, int at) {
+    private void outputs(int g, int b0, int n, int[] dots, int lane, int stride, float[] xs, float[] y, int at) {
         int base = g * blocks * T2pBlock.BYTES + T2pBlock.SCALES_OFFSET;
-        FloatVector acc = FloatVector.zero(F4);
-        for (int b = 0; b < blocks; b++) {
+        FloatVector acc = FloatVector.fromArray(F4, y, at);
+        for (int b = b0; b < b0 + n; b++) {
             IntVector h = (IntVector) ByteVector.fromArray(ByteVector.SPECIES_64, data, base + b * T2pBlock.BYTES)
                     .reinterpretAsShorts().convertShape(S2I, I4, 0);
             FloatVector d = h.and(0x7FFF).lanewise(LSHL, 13).or(h.and(0x8000).lanewise(LSHL, 16))
                     .reinterpretAsFloats().mul(FP16_REBIAS);
-            FloatVector dot = (FloatVector) IntVector.fromArray(I4, dots, b * stride + lane).convertShape(I2F, F4, 0);
+            FloatVector dot = (FloatVector) IntVector.fromArray(I4, dots, (b - b0) * stride + lane).convertShape(I2F, F4, 0);
             acc = acc.add(dot.mul(d.mul(xs[b])));
         }
         acc.intoArray(y, at);
@@ -258,7 +273,8 @@ public final class T2pMatrix implements TernaryMatrix {
                     LaneTree.last(s.tree, blocks, 2, ysum[t], 0, s.dots, 0);
                     for (int c = 0; c < Math.min(TILE, xs0.length - first); c++) {
                         if (yOut != null) {
-                            outputs(g, s.dots, 4 * c, 16, xs[first + c], four, 0);
+                            java.util.Arrays.fill(four, 0f);
+                            outputs(g, 0, blocks, s.dots, 4 * c, 16, xs[first + c], four, 0);
                             System.arraycopy(four, 0, yOut[first + c], 4 * g, 4);
                         }
                         if (dotsOut != null) {

@@ -141,6 +141,25 @@ class TernaryOracleTest {
         kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
     }
 
+    /** Shapes that cross the T2P decode's tiling: more row groups than a batch, more blocks than a chunk. */
+    @ParameterizedTest(name = "{0} {1}×{2}")
+    @MethodSource("tiledShapes")
+    void decodeTilesAreExact(Format f, int rows, int cols) throws Exception {
+        TernaryTensor t = codes(rows + cols, rows, cols, f != Format.PTQ1_0);
+        ActivationBlocks x = column(Activations.RANDOM, cols, new Random(cols));
+        for (RowPool pool : new RowPool[] {RowPool.inline(), TWO_THREADS}) {
+            TernaryMatrix m = pack(f, t, pool);
+            int[] dots = oracleDots(t, x);
+            assertThat(m.blockDots(x)[0]).isEqualTo(dots);
+            assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, dots, x));
+        }
+    }
+
+    static Stream<Arguments> tiledShapes() {
+        int rows = 4 * (T2pMatrix.GROUP_BATCH + 1), cols = 128 * (T2pMatrix.CHUNK_BLOCKS + 5);
+        return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
+    }
+
     @Test
     void t2pConvertsEveryFiniteFp16ScaleExactly() throws Exception {
         short[] special = {0x0000, (short) 0x8000, 0x0001, (short) 0x8001, 0x03FF, 0x0400, 0x3C00, (short) 0xBC00, 0x7BFF,
