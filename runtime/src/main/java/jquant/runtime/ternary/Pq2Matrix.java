@@ -25,6 +25,8 @@ public final class Pq2Matrix implements TernaryMatrix {
 
     /** Activation columns per prefill tile (as T2P). */
     public static final int TILE = 4;
+    /** Prefill rows per batch (as T2P's 16 row groups): the batch's codes and a tile's activations stay in L2. */
+    static final int ROW_BATCH = 64;
     /** Shorts of arranged activations per block pair: 8 slot vectors × 32 lanes. */
     static final int ACT_PER_PAIR = 256;
     /** Stride of block pairs in the row. */
@@ -173,17 +175,19 @@ public final class Pq2Matrix implements TernaryMatrix {
         pool.forEach(rows, (from, to) -> {
             Scratch s = new Scratch();
             int quads = blocks / 4;
-            for (int r = from; r < to; r++) {
+            for (int r0 = from; r0 < to; r0 += ROW_BATCH) {
                 for (int t = 0; t < tiles; t++) {
-                    int first = t * TILE;
-                    short[] a0 = act[first], a1 = act[first + 1], a2 = act[first + 2], a3 = act[first + 3];
-                    tileQuads(data, (int) (r * Pq2Block.rowBytes(cols)) + Pq2Block.CODES_OFFSET, 0, quads, a0, a1, a2, a3, s.tree);
-                    if (quads * 4 < blocks) tileQuads(s.tail(r), Pq2Block.CODES_OFFSET, quads, 1, a0, a1, a2, a3, s.tree);
-                    LaneTree.last(s.tree, (blocks + 3) / 4, 0, noOffset, 0, s.dots, 0);
-                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                        for (int b = 0; b < blocks; b++) s.mine[b] = s.dots[(b / 4) * 16 + 4 * c + b % 4];
-                        if (yOut != null) yOut[first + c][r] = output(r, s.mine, 1, 0, xs[first + c]);
-                        if (dotsOut != null) System.arraycopy(s.mine, 0, dotsOut[first + c], r * blocks, blocks);
+                    for (int r = r0; r < Math.min(to, r0 + ROW_BATCH); r++) {
+                        int first = t * TILE;
+                        short[] a0 = act[first], a1 = act[first + 1], a2 = act[first + 2], a3 = act[first + 3];
+                        tileQuads(data, (int) (r * Pq2Block.rowBytes(cols)) + Pq2Block.CODES_OFFSET, 0, quads, a0, a1, a2, a3, s.tree);
+                        if (quads * 4 < blocks) tileQuads(s.tail(r), Pq2Block.CODES_OFFSET, quads, 1, a0, a1, a2, a3, s.tree);
+                        LaneTree.last(s.tree, (blocks + 3) / 4, 0, noOffset, 0, s.dots, 0);
+                        for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
+                            for (int b = 0; b < blocks; b++) s.mine[b] = s.dots[(b / 4) * 16 + 4 * c + b % 4];
+                            if (yOut != null) yOut[first + c][r] = output(r, s.mine, 1, 0, xs[first + c]);
+                            if (dotsOut != null) System.arraycopy(s.mine, 0, dotsOut[first + c], r * blocks, blocks);
+                        }
                     }
                 }
             }

@@ -246,8 +246,9 @@ public final class T2pMatrix implements TernaryMatrix {
     /**
      * Tiles of {@value #TILE} columns: each pair is decoded once per block into eight slot vectors and
      * multiplied against the four columns; the tree turns the 2 pairs × 4 columns into the 16 ints of
-     * the block. Row groups are the outer loop (a group's codes stay in L1 across all tiles). A last
-     * partial tile is padded with zero columns; only real outputs are copied out.
+     * the block. Batches of {@value #GROUP_BATCH} row groups are the outer loop and tiles the next, so a
+     * batch's codes (139 KiB) and a tile's activations (128 KiB) both stay in L2. A last partial tile
+     * is padded with zero columns; only real outputs are copied out.
      */
     private void prefill(ActivationBlocks[] xs0, int[][] dotsOut, float[][] yOut) {
         int tiles = (xs0.length + TILE - 1) / TILE;
@@ -266,20 +267,22 @@ public final class T2pMatrix implements TernaryMatrix {
         pool.forEach(rows / 4, (from, to) -> {
             Scratch s = new Scratch(blocks);
             float[] four = new float[4];
-            for (int g = from; g < to; g++) {
+            for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {
                 for (int t = 0; t < tiles; t++) {
-                    int first = t * TILE;
-                    tilePartials(g * blocks * T2pBlock.BYTES, act[first], act[first + 1], act[first + 2], act[first + 3], s.tree);
-                    LaneTree.last(s.tree, blocks, 2, ysum[t], 0, s.dots, 0);
-                    for (int c = 0; c < Math.min(TILE, xs0.length - first); c++) {
-                        if (yOut != null) {
-                            java.util.Arrays.fill(four, 0f);
-                            outputs(g, 0, blocks, s.dots, 4 * c, 16, xs[first + c], four, 0);
-                            System.arraycopy(four, 0, yOut[first + c], 4 * g, 4);
-                        }
-                        if (dotsOut != null) {
-                            for (int r = 0; r < 4; r++) {
-                                for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * g + r) * blocks + b] = s.dots[b * 16 + 4 * c + r];
+                    for (int g = g0; g < Math.min(to, g0 + GROUP_BATCH); g++) {
+                        int first = t * TILE;
+                        tilePartials(g * blocks * T2pBlock.BYTES, act[first], act[first + 1], act[first + 2], act[first + 3], s.tree);
+                        LaneTree.last(s.tree, blocks, 2, ysum[t], 0, s.dots, 0);
+                        for (int c = 0; c < Math.min(TILE, xs0.length - first); c++) {
+                            if (yOut != null) {
+                                java.util.Arrays.fill(four, 0f);
+                                outputs(g, 0, blocks, s.dots, 4 * c, 16, xs[first + c], four, 0);
+                                System.arraycopy(four, 0, yOut[first + c], 4 * g, 4);
+                            }
+                            if (dotsOut != null) {
+                                for (int r = 0; r < 4; r++) {
+                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * g + r) * blocks + b] = s.dots[b * 16 + 4 * c + r];
+                                }
                             }
                         }
                     }

@@ -141,17 +141,25 @@ class TernaryOracleTest {
         kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
     }
 
-    /** Shapes that cross the T2P decode's tiling: more row groups than a batch, more blocks than a chunk. */
+    /** Shapes that cross the kernels' tiling: more rows than a batch, more blocks than a decode chunk. */
     @ParameterizedTest(name = "{0} {1}×{2}")
     @MethodSource("tiledShapes")
-    void decodeTilesAreExact(Format f, int rows, int cols) throws Exception {
+    void tilesAndBatchesAreExact(Format f, int rows, int cols) throws Exception {
         TernaryTensor t = codes(rows + cols, rows, cols, f != Format.PTQ1_0);
-        ActivationBlocks x = column(Activations.RANDOM, cols, new Random(cols));
+        Random rnd = new Random(cols);
+        ActivationBlocks[] xs = new ActivationBlocks[5];
+        for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
         for (RowPool pool : new RowPool[] {RowPool.inline(), TWO_THREADS}) {
             TernaryMatrix m = pack(f, t, pool);
-            int[] dots = oracleDots(t, x);
-            assertThat(m.blockDots(x)[0]).isEqualTo(dots);
-            assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, dots, x));
+            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
+                int[][] got = m.blockDots(batch);
+                float[][] y = m.multiply(batch);
+                for (int c = 0; c < batch.length; c++) {
+                    int[] dots = oracleDots(t, batch[c]);
+                    assertThat(got[c]).isEqualTo(dots);
+                    assertThat(y[c]).isEqualTo(oracleOutputs(t, dots, batch[c]));
+                }
+            }
         }
     }
 

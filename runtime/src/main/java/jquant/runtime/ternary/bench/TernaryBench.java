@@ -18,7 +18,8 @@ import jquant.runtime.ternary.TernaryMatrix;
 /**
  * Ternary kernel benchmark, one run, persistent pools of 1 and 2 threads.
  *
- * <p>Decode: a {@value #ROWS} × {@value #COLS} matvec (far larger than any cache) in stock PQ2_0, T2P
+ * <p>Decode: a 32768 × 8192 matvec (far larger than any cache; another width with the same weight
+ * count as the first argument) in stock PQ2_0, T2P
  * and PTQ1_0, reported as GB/s of packed weights read and as a ratio to the memory read bandwidth
  * measured in the same run (summing a pre-touched 1 GiB buffer with the same thread count). Prefill:
  * GMAC/s of 4- and 64-column batches, stock against T2P.
@@ -26,15 +27,18 @@ import jquant.runtime.ternary.TernaryMatrix;
  * <pre>
  *   mvn -o -q -pl runtime -am compile
  *   java --add-modules jdk.incubator.vector -Xmx6g \
- *        -cp pack/target/classes:runtime/target/classes jquant.runtime.ternary.bench.TernaryBench
+ *        -cp pack/target/classes:runtime/target/classes jquant.runtime.ternary.bench.TernaryBench [cols]
  * </pre>
  */
 public final class TernaryBench {
 
-    static final int ROWS = 32768, COLS = 8192;
+    /** Weights of the decode matrix: 32768 × 8192 by default; {@code cols} may be given, rows follow. */
+    static final long WEIGHTS = 32768L * 8192;
     private static final VectorSpecies<Long> L = LongVector.SPECIES_512;
 
     public static void main(String[] args) throws Exception {
+        final int COLS = args.length > 0 ? Integer.parseInt(args[0]) : 8192, ROWS = (int) (WEIGHTS / COLS);
+        if (COLS % 128 != 0 || ROWS % 4 != 0) throw new IllegalArgumentException("cols must be a multiple of 128 dividing 2^28 / 4");
         System.out.printf("ternary bench: %d × %d, %s, %d cpus%n", ROWS, COLS, Runtime.version(),
                 Runtime.getRuntime().availableProcessors());
         long t0 = System.nanoTime();
