@@ -16,10 +16,11 @@ import java.util.concurrent.Callable;
         "Run a benchmark: each prints ratios against a baseline measured in the same run.",
         "  runtime [stories260K.bin]        memory bandwidth, f32 matvec, eval tokens/s (vector vs scalar)",
         "  unpack [channels length reps]    weightlet unpack GB/s vs memcpy, vs the Figure-13 baselines",
-        "  allocator                        RE tables and greedy allocation of a 4096×14336 tensor"})
+        "  allocator                        RE tables and greedy allocation of a 4096×14336 tensor",
+        "  ternary [cols]                   ternary matvec GB/s vs bandwidth and prefill GMAC/s: PQ2_0, PTQ1_0, T2P"})
 final class BenchCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "<name>", description = "runtime, unpack or allocator")
+    @Parameters(index = "0", paramLabel = "<name>", description = "runtime, unpack, allocator or ternary")
     String name;
 
     @Parameters(index = "1..*", paramLabel = "<arg>", description = "Arguments passed to the benchmark.")
@@ -32,8 +33,9 @@ final class BenchCommand implements Callable<Integer> {
             case "runtime" -> jquant.runtime.bench.RuntimeBench.main(a);
             case "unpack" -> jquant.pack.bench.UnpackBench.main(a);
             case "allocator" -> jquant.quantize.bench.AllocatorBench.main(a);
+            case "ternary" -> jquant.runtime.ternary.bench.TernaryBench.main(a);
             default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "unknown benchmark '" + name + "': choose runtime, unpack or allocator");
+                    "unknown benchmark '" + name + "': choose runtime, unpack, allocator or ternary");
         }
         return 0;
     }
