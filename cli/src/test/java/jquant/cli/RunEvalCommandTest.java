@@ -80,4 +80,13 @@ class RunEvalCommandTest {
         assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("would overwrite an input");
         assertThat(run("run", model, "-n", "-3").code()).isEqualTo(1);
     }
+
+    @Test
+    void modelWithoutTokenizerIsAClearError(@TempDir Path dir) throws Exception {
+        Path alone = Files.copy(shared("stories260K.bin"), dir.resolve("model.bin"));
+        CliTest.Result r = run("run", alone.toString(), "-p", "Hi");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("model.bin", "no tokenizer found");
+        assertThat(run("run", alone.toString(), "-p", "Hi", "-n", "3", "--tokenizer", shared("tok512.bin").toString()).code()).isZero();
+    }
 }
