@@ -26,9 +26,9 @@ class CalibratorTest {
     @Test
     void statsBoundEveryActivationSeen() throws IOException {
         CalibrationStats stats = Shared.storiesStats();
-        // An independent observer (on the same scalar kernels) records max |x| and max |o| over the first window (512 tokens) of the same text.
+        // An independent observer (on the same kernels) records max |x| and max |o| over the first window (512 tokens) of the same text.
         Map<String, float[]> inMax = new HashMap<>(), outMax = new HashMap<>();
-        Compute compute = Compute.scalar();
+        Compute compute = ReproducibleKernels.compute();
         try (Checkpoint c = Shared.stories260K()) {
             LlamaModel model = LlamaModel.load(c, compute, (kind, layer, tensor) -> observed(kind, layer, tensor, compute, inMax, outMax));
             int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 512);

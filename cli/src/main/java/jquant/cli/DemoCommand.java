@@ -50,7 +50,10 @@ final class DemoCommand implements Callable<Integer> {
         Llama2cWriter.writeTokenizer(out.resolve("tokenizer.bin"), vocab);
         Llama2cWriter.writeCheckpoint(modelFile, DEMO_CONFIG, model::weights);
         log.printf("Generated %s (seed %d) with tokenizer.bin and story.txt%n%n", modelFile, seed);
-        return step(log, "inspect", modelFile.toString());
+        step(log, "inspect", modelFile.toString());
+        Path stats = out.resolve("stats.gguf");
+        step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
+        return step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", out.resolve("plan.json").toString());
     }
 
     /** Runs one jquant command as a user would type it, echoing it first. */
