@@ -53,6 +53,9 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "inspect", modelFile.toString());
         step(log, "run", modelFile.toString(), "-p", "Once upon a time", "-n", "24");
         step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
+        Path stats = out.resolve("stats.gguf");
+        step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
+        step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", out.resolve("plan.json").toString());
         return 0;
     }
 

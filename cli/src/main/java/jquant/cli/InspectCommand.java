@@ -2,6 +2,9 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.CalibrationStatsFile;
+import jquant.calibration.GroupStats;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.ModelConfig;
@@ -24,10 +27,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code jquant inspect}: what a checkpoint holds, for people or (with --json) for machines. */
-@Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata.")
+@Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata, or a calibration stats file's contents.")
 final class InspectCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, or Hugging Face folder / .safetensors")
+    @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, Hugging Face folder / .safetensors, or calibration stats")
     Path checkpoint;
 
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint (default: tokenizer.bin or tok<vocab>.bin beside it)")
@@ -41,6 +44,7 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (CalibrationStatsFile.recognises(checkpoint)) return inspectStats();
         try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer)) {
             Map<String, Object> report = describe(c);
             PrintWriter out = spec.commandLine().getOut();
@@ -52,6 +56,65 @@ final class InspectCommand implements Callable<Integer> {
             out.flush();
         }
         return 0;
+    }
+
+    /** A calibration stats file (jquant calibrate): its run, α per group and the ranges it measured. */
+    private int inspectStats() throws Exception {
+        CalibrationStats stats = CalibrationStatsFile.read(checkpoint);
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(describe(stats)));
+        } else {
+            out.printf("%s  (calibration stats, %s)%n", checkpoint, CalibrationStatsFile.ARCHITECTURE);
+            out.printf("  model %s (fingerprint %s), %d tokens, α search on %d sampled rows at %d-bit weights, beta %s%n%n",
+                    stats.model(), stats.fingerprint(), stats.tokens(), stats.sampleTokens(), stats.referenceBits(), CalibrationStats.BETA);
+            CalibrateCommand.printAlphas(out, stats);
+            out.println();
+            out.printf("  %-24s %8s %12s%n", "output (S_O)", "channels", "max |o|");
+            stats.outputMax().forEach((name, v) -> out.printf("  %-24s %8d %12.4g%n", name, v.length, max(v)));
+        }
+        out.flush();
+        return 0;
+    }
+
+    static Map<String, Object> describe(CalibrationStats stats) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("format", CalibrationStatsFile.ARCHITECTURE);
+        r.put("model", stats.model());
+        r.put("fingerprint", stats.fingerprint());
+        r.put("tokens", stats.tokens());
+        r.put("sampleTokens", stats.sampleTokens());
+        r.put("referenceBits", stats.referenceBits());
+        r.put("beta", CalibrationStats.BETA);
+        List<Map<String, Object>> groups = new ArrayList<>();
+        for (GroupStats g : stats.groups()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("name", g.name());
+            row.put("channels", g.channels());
+            row.put("alpha", g.alpha());
+            row.put("xMax", g.inputRange());
+            row.put("alphaError", g.alphaError());
+            row.put("unsmoothedError", g.unsmoothedError());
+            row.put("x2MeanMax", max(g.inputMeanSquare()));
+            groups.add(row);
+        }
+        r.put("groups", groups);
+        List<Map<String, Object>> outputs = new ArrayList<>();
+        stats.outputMax().forEach((name, v) -> {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("name", name);
+            row.put("channels", v.length);
+            row.put("oMax", max(v));
+            outputs.add(row);
+        });
+        r.put("outputs", outputs);
+        return r;
+    }
+
+    private static float max(float[] v) {
+        float m = 0;
+        for (float x : v) m = Math.max(m, x);
+        return m;
     }
 
     /** The inspect report as plain maps and lists, the shape of the JSON output. */

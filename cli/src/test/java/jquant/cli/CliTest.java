@@ -75,9 +75,9 @@ class CliTest {
     void demoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
         Result first = run("demo", "--out", dir.resolve("a").toString());
         assertThat(first.code()).as(first.err()).isZero();
-        assertThat(first.out()).contains("$ jquant inspect", "dim 256, hidden 768, layers 2");
+        assertThat(first.out()).contains("$ jquant inspect", "dim 256, hidden 768, layers 2", "$ jquant calibrate", "$ jquant allocate");
         assertThat(run("demo", "--out", dir.resolve("b").toString()).code()).isZero();
-        for (String f : new String[]{"model.bin", "tokenizer.bin", "story.txt"}) {
+        for (String f : new String[]{"model.bin", "tokenizer.bin", "story.txt", "stats.gguf", "plan.json"}) {
             assertThat(Files.mismatch(dir.resolve("a").resolve(f), dir.resolve("b").resolve(f))).as(f).isEqualTo(-1L);
         }
         assertThat(run("demo", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();

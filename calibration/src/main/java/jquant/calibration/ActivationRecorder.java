@@ -1,0 +1,135 @@
+package jquant.calibration;
+
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.runtime.Compute;
+import jquant.runtime.DenseF32Weights;
+import jquant.runtime.LinearWeights;
+import jquant.runtime.LinearWeightsFactory;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * A {@link LinearWeightsFactory} that gives the model dense float32 weights wrapped in an observer:
+ * each product first runs unchanged, then its input rows {@code x} and output rows {@code o} are
+ * folded into running statistics. The forward pass is not touched. The first member of each
+ * {@link LinearGroup} records the shared input (S_I, Σx², a reservoir sample of rows); every layer
+ * records its own S_O.
+ *
+ * <p>The sample is reservoir sampling (Algorithm R) over the input rows in the order the model
+ * produces them, seeded per group, so the same text and seed always give the same sample.
+ */
+final class ActivationRecorder implements LinearWeightsFactory {
+
+    /** Running statistics of one group's input. */
+    static final class InputStats {
+        final int channels;
+        final float[] max;
+        final double[] sumSquares;
+        long rows;
+        final float[] sample;
+        final int sampleCapacity;
+        private final SplittableRandom random;
+
+        InputStats(int channels, int sampleCapacity, long seed) {
+            this.channels = channels;
+            this.max = new float[channels];
+            this.sumSquares = new double[channels];
+            this.sampleCapacity = sampleCapacity;
+            this.sample = new float[sampleCapacity * channels];
+            this.random = new SplittableRandom(seed);
+        }
+
+        void add(float[] x, int n) {
+            for (int t = 0; t < n; t++) {
+                int base = t * channels;
+                for (int j = 0; j < channels; j++) {
+                    float v = x[base + j];
+                    max[j] = Math.max(max[j], Math.abs(v));
+                    sumSquares[j] += (double) v * v;
+                }
+                long seen = rows++;
+                long slot = seen < sampleCapacity ? seen : random.nextLong(seen + 1);
+                if (slot < sampleCapacity) System.arraycopy(x, base, sample, (int) slot * channels, channels);
+            }
+        }
+
+        /** Rows held in the sample: min(rows seen, capacity). */
+        int sampleRows() {
+            return (int) Math.min(rows, sampleCapacity);
+        }
+
+        float[] meanSquare() {
+            float[] m = new float[channels];
+            for (int j = 0; j < channels; j++) m[j] = (float) (sumSquares[j] / rows);
+            return m;
+        }
+    }
+
+    private final Compute compute;
+    private final int sampleRows;
+    private final long seed;
+    private final Map<String, InputStats> inputs = new LinkedHashMap<>();
+    private final Map<String, float[]> outputs = new LinkedHashMap<>();
+
+    ActivationRecorder(Compute compute, int sampleRows, long seed) {
+        this.compute = compute;
+        this.sampleRows = sampleRows;
+        this.seed = seed;
+    }
+
+    @Override
+    public LinearWeights create(TensorKind kind, int layer, Tensor tensor) {
+        LinearWeights dense = new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
+        LinearGroup group = LinearGroup.of(kind);
+        String groupName = group.canonicalName(layer);
+        InputStats in = null;
+        if (group.members().getFirst() == kind) {
+            in = new InputStats(tensor.cols(), sampleRows, seed * 1_000_003L + groupName.hashCode());
+            inputs.put(groupName, in);
+        }
+        float[] outMax = new float[tensor.rows()];
+        outputs.put(CalibrationStats.tensorName(kind, layer), outMax);
+        InputStats input = in;
+        return new LinearWeights() {
+            @Override
+            public int inFeatures() { return dense.inFeatures(); }
+
+            @Override
+            public int outFeatures() { return dense.outFeatures(); }
+
+            @Override
+            public void matmul(float[] x, int n, float[] out) {
+                dense.matmul(x, n, out);
+                if (input != null) input.add(x, n);
+                int c = outMax.length;
+                for (int t = 0; t < n; t++) {
+                    for (int i = 0; i < c; i++) outMax[i] = Math.max(outMax[i], Math.abs(out[t * c + i]));
+                }
+            }
+        };
+    }
+
+    /** The input statistics of one group instance. */
+    InputStats input(LinearGroup group, int layer) {
+        InputStats s = inputs.get(group.canonicalName(layer));
+        if (s == null) throw new IllegalStateException("no recorder for " + group.canonicalName(layer));
+        return s;
+    }
+
+    /** S_O of every linear layer, in load order. */
+    Map<String, float[]> outputs() {
+        return outputs;
+    }
+
+    static void checkFinite(String what, float[] values) {
+        for (int i = 0; i < values.length; i++) {
+            if (!Float.isFinite(values[i])) {
+                throw new IllegalStateException(what + " channel " + i + " saw a non-finite activation (" + values[i]
+                        + "): the model overflows on the calibration text");
+            }
+        }
+    }
+}

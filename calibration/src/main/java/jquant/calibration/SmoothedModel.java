@@ -1,0 +1,229 @@
+package jquant.calibration;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.DType;
+import jquant.formats.ModelConfig;
+import jquant.formats.RopeConvention;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
+import jquant.runtime.Compute;
+import jquant.runtime.DenseF32Weights;
+import jquant.runtime.LinearWeightsFactory;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SequencedMap;
+
+/**
+ * A checkpoint after NPU-aware smoothing (EdgeFlow §4.1), as a {@link Checkpoint} view: every linear
+ * layer's weight is the smoothed {@code W'}, every norm has its group's input factors folded in.
+ *
+ * <pre>
+ *  layer t in group g (input factors f = b_g^α_g, {@link SmoothingFactors}), row fold r (1 unless t
+ *  produces another group's input: v_proj rows take o_proj's tied factors, up_proj rows down_proj's):
+ *
+ *    S_O'  = floor(S_O / r)                        output range of the folded layer, per channel
+ *    W'    = diag(S_O'^-β) · diag(1/r) · W · diag(f)
+ *    norm' = norm / f                               (attn_norm for q/k/v, ffn_norm for gate/up, output_norm for the head)
+ *
+ *  run time:  o = (x / f) · W'ᵀ · diag(S_O'^β)  =  (x · Wᵀ) / r
+ * </pre>
+ * The division by r is undone by the consumer (o_proj's or down_proj's diag(f)), so the model's
+ * logits are unchanged. {@code x / f} is what the folded norm (or folded producer) already
+ * outputs, so the only extra run-time operation is the output factor {@link #outputFactor}, which
+ * belongs in the per-channel dequantization scale. A float32 run of this view therefore needs
+ * {@link #weightsFactory}, which applies it; {@link jquant.runtime.LlamaModel#load(Checkpoint)}
+ * alone would drop it.
+ *
+ * <p>Per-output-channel weight quantization does not see the row factor {@code S_O'^-β} (a row's grid
+ * scales with it); the factor exists so that the int8 output of the matmul fills its static
+ * per-tensor range: {@code max |o / S_O'^β| = 1} per channel ({@link #outputRange}).
+ *
+ * <p>Tensors are computed when asked for ({@link #tensor}, {@link #weights}); {@link #tensors()}
+ * materialises them all once. The classifier is always its own tensor ({@code output.weight}) since
+ * smoothing separates it from a tied embedding. Closing this view does not close the checkpoint it
+ * reads.
+ */
+public final class SmoothedModel implements Checkpoint {
+    private static final float INT8_MAX = 127f;
+
+    private final Checkpoint base;
+    private final CalibrationStats stats;
+    private final ModelConfig config;
+    private SequencedMap<String, Tensor> tensors;
+
+    SmoothedModel(Checkpoint base, CalibrationStats stats) {
+        this.base = base;
+        this.stats = stats;
+        ModelConfig c = base.config();
+        this.config = new ModelConfig(c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.vocabSize(), c.maxSeqLen(),
+                c.ropeTheta(), c.rmsEps(), false);
+    }
+
+    public CalibrationStats stats() { return stats; }
+
+    /** α of the group {@code kind} belongs to (its input's smoothing exponent). */
+    public float alpha(TensorKind kind, int layer) {
+        return stats.group(LinearGroup.of(kind), layer).alpha();
+    }
+
+    /** Input factors f_j = b_j^α of a group (length: its input channels). */
+    public float[] inputFactors(LinearGroup group, int layer) {
+        GroupStats g = stats.group(group, layer);
+        return SmoothingFactors.factors(SmoothingFactors.bases(group, g.inputMax(), base.config()), g.alpha());
+    }
+
+    /** W' of a linear layer, row-major {@code [out][in]}. */
+    public float[] weights(TensorKind kind, int layer) {
+        Linear l = linear(kind, layer);
+        float[] w = base.tensor(kind, layer).toFloats();
+        int rows = l.outputFactor.length, cols = l.inputFactors.length;
+        float[] out = new float[w.length];
+        for (int i = 0; i < rows; i++) {
+            double rowScale = 1.0 / ((double) l.rowFold[i] * l.outputFactor[i]);
+            for (int j = 0; j < cols; j++) out[i * cols + j] = (float) (w[i * cols + j] * (double) l.inputFactors[j] * rowScale);
+        }
+        return out;
+    }
+
+    /** S_O'^β per output channel: the factor that belongs in the layer's per-channel dequantization scale. */
+    public float[] outputFactor(TensorKind kind, int layer) {
+        return linear(kind, layer).outputFactor.clone();
+    }
+
+    /** Static per-tensor input range after smoothing: max |x / f| over the calibration run. */
+    public float inputRange(TensorKind kind, int layer) {
+        GroupStats g = stats.group(LinearGroup.of(kind), layer);
+        return SmoothingFactors.smoothedRange(g.inputMax(), inputFactors(g.group(), layer));
+    }
+
+    /** The static int8 input scale: {@link #inputRange} / 127. */
+    public float inputScale(TensorKind kind, int layer) {
+        return inputRange(kind, layer) / INT8_MAX;
+    }
+
+    /** Static per-tensor range of the smoothed output {@code o / S_O'^β}: 1 unless a channel was floored. */
+    public float outputRange(TensorKind kind, int layer) {
+        Linear l = linear(kind, layer);
+        float[] sOut = stats.outputMax(kind, layer);
+        float max = 0;
+        for (int i = 0; i < sOut.length; i++) max = Math.max(max, sOut[i] / l.rowFold[i] / l.outputFactor[i]);
+        return max;
+    }
+
+    /** The static int8 output scale: {@link #outputRange} / 127. */
+    public float outputScale(TensorKind kind, int layer) {
+        return outputRange(kind, layer) / INT8_MAX;
+    }
+
+    /** A norm vector with its group's input factors divided out. */
+    public float[] norm(TensorKind kind, int layer) {
+        LinearGroup group = switch (kind) {
+            case ATTN_NORM -> LinearGroup.ATTN_QKV;
+            case FFN_NORM -> LinearGroup.FFN_GATE_UP;
+            case FINAL_NORM -> LinearGroup.HEAD;
+            default -> throw new IllegalArgumentException(kind + " is not a norm");
+        };
+        float[] gain = base.tensor(kind, layer).toFloats();
+        float[] f = inputFactors(group, layer);
+        for (int j = 0; j < gain.length; j++) gain[j] /= f[j];
+        return gain;
+    }
+
+    /** Dense float32 W' followed by the output factor: runs this view exactly like the original model. */
+    public LinearWeightsFactory weightsFactory(Compute compute) {
+        return (kind, layer, tensor) -> new ChannelScaledWeights(
+                new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute), outputFactor(kind, layer));
+    }
+
+    /** The three per-layer vectors of one linear layer. */
+    private record Linear(float[] inputFactors, float[] rowFold, float[] outputFactor) {}
+
+    private Linear linear(TensorKind kind, int layer) {
+        LinearGroup group = LinearGroup.of(kind);
+        float[] f = inputFactors(group, layer);
+        float[] sOut = stats.outputMax(kind, layer);
+        float[] rowFold = new float[sOut.length];
+        java.util.Arrays.fill(rowFold, 1f);
+        if (kind == TensorKind.WV) {
+            float[] o = inputFactors(LinearGroup.ATTN_OUTPUT, layer);
+            int headDim = base.config().headDim(), perKv = base.config().heads() / base.config().kvHeads();
+            for (int e = 0; e < rowFold.length; e++) rowFold[e] = o[(e / headDim) * perKv * headDim + e % headDim];
+        } else if (kind == TensorKind.W_UP) {
+            rowFold = inputFactors(LinearGroup.FFN_DOWN, layer);
+        }
+        float[] folded = new float[sOut.length];
+        for (int i = 0; i < folded.length; i++) folded[i] = sOut[i] / rowFold[i];
+        float[] outputFactor = SmoothingFactors.floored(folded);
+        for (int i = 0; i < outputFactor.length; i++) outputFactor[i] = (float) Math.pow(outputFactor[i], CalibrationStats.BETA);
+        return new Linear(f, rowFold, outputFactor);
+    }
+
+    @Override
+    public Tensor tensor(TensorKind kind, int layer) {
+        String name = kind.canonicalName(layer) + ".weight";
+        return switch (kind) {
+            case EMBEDDING -> base.tensor(kind, layer);
+            case ATTN_NORM, FFN_NORM, FINAL_NORM -> f32(name, new long[] {config.dim()}, norm(kind, layer));
+            default -> {
+                Tensor original = base.tensor(kind, layer);
+                yield f32(name, original.shape(), weights(kind, layer));
+            }
+        };
+    }
+
+    private static Tensor f32(String name, long[] shape, float[] values) {
+        ByteBuffer b = ByteBuffer.allocate(values.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        b.asFloatBuffer().put(values);
+        return new Tensor(name, shape, DType.F32, MemorySegment.ofArray(b.array()));
+    }
+
+    @Override
+    public Path source() { return base.source(); }
+
+    @Override
+    public String format() { return "smoothed " + base.format(); }
+
+    /** The base config, with untied embeddings (the smoothed classifier is no longer the embedding). */
+    @Override
+    public ModelConfig config() { return config; }
+
+    @Override
+    public RopeConvention rope() { return base.rope(); }
+
+    @Override
+    public synchronized SequencedMap<String, Tensor> tensors() {
+        if (tensors == null) {
+            SequencedMap<String, Tensor> all = new LinkedHashMap<>();
+            for (TensorKind kind : TensorKind.values()) {
+                for (int l = 0; l < (kind.perLayer() ? config.layers() : 1); l++) {
+                    Tensor t = tensor(kind, l);
+                    all.put(sourceName(kind, l).orElseThrow(), t);
+                }
+            }
+            tensors = Collections.unmodifiableSequencedMap(all);
+        }
+        return tensors;
+    }
+
+    @Override
+    public Optional<String> sourceName(TensorKind kind, int layer) {
+        return Optional.of(kind == TensorKind.EMBEDDING ? base.tensor(kind, 0).name() : kind.canonicalName(layer) + ".weight");
+    }
+
+    @Override
+    public Optional<Vocabulary> vocabulary() { return base.vocabulary(); }
+
+    @Override
+    public Map<String, Object> metadata() { return base.metadata(); }
+
+    @Override
+    public void close() {}
+}

@@ -1,0 +1,67 @@
+package jquant.calibration;
+
+import jquant.runtime.Compute;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class AlphaSearchTest {
+
+    /** Gaussian inputs (tokens × channels) whose first {@code outliers} channels are {@code gain}× larger. */
+    private static float[] inputs(int tokens, int channels, int outliers, float gain, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] x = new float[tokens * channels];
+        for (int t = 0; t < tokens; t++) {
+            for (int j = 0; j < channels; j++) x[t * channels + j] = (float) (gaussian(r) * (j < outliers ? gain : 1));
+        }
+        return x;
+    }
+
+    private static double gaussian(SplittableRandom r) {
+        return Math.sqrt(-2 * Math.log(1 - r.nextDouble())) * Math.cos(2 * Math.PI * r.nextDouble());
+    }
+
+    private static float[] channelMax(float[] x, int channels) {
+        float[] m = new float[channels];
+        for (int i = 0; i < x.length; i++) m[i % channels] = Math.max(m[i % channels], Math.abs(x[i]));
+        return m;
+    }
+
+    @Test
+    void outlierChannelsAreSmoothedAwayAndCleanOnesAreLeftAlone() {
+        int tokens = 256, channels = 128, rows = 96;
+        AlphaSearch.Member w = new AlphaSearch.Member(inputs(rows, channels, 0, 1, 3), rows, channels);
+        // Activation outliers 60× the rest: per-tensor int8 crushes the ordinary channels unless α moves the range into W.
+        float[] x = inputs(tokens, channels, 4, 60, 5);
+        float[] sIn = channelMax(x, channels);
+        AlphaSearch.Result outliers = new AlphaSearch(x, tokens, sIn, SmoothingFactors.floored(sIn), List.of(w), 5, Compute.scalar()).search();
+        assertThat(outliers.alpha()).isGreaterThan(0.2f);
+        assertThat(outliers.error()).isLessThan(0.5 * outliers.unsmoothedError());
+
+        // Uniform activations: nothing to gain from moving their range into the weights.
+        float[] flat = inputs(tokens, channels, 0, 1, 7);
+        float[] flatMax = channelMax(flat, channels);
+        AlphaSearch.Result clean = new AlphaSearch(flat, tokens, flatMax, SmoothingFactors.floored(flatMax), List.of(w), 5, Compute.scalar()).search();
+        assertThat(clean.error()).isGreaterThan(0.8 * clean.unsmoothedError());
+    }
+
+    @Test
+    void tiedBasesShareOneFactorPerKvChannel() {
+        jquant.formats.ModelConfig c = new jquant.formats.ModelConfig(16, 32, 1, 4, 2, 10, 8, 10000f, 1e-5f, false);
+        float[] sIn = new float[16];
+        for (int j = 0; j < 16; j++) sIn[j] = j + 1;
+        float[] b = SmoothingFactors.bases(LinearGroup.ATTN_OUTPUT, sIn, c);
+        // head dim 4, heads 0,1 share kv 0 and heads 2,3 share kv 1: each channel takes the max over its kv group.
+        for (int d = 0; d < 4; d++) {
+            assertThat(b[d]).isEqualTo(b[4 + d]).isEqualTo(sIn[4 + d]);
+            assertThat(b[8 + d]).isEqualTo(b[12 + d]).isEqualTo(sIn[12 + d]);
+        }
+        float[] zeroChannel = sIn.clone();
+        zeroChannel[3] = 0;
+        assertThat(SmoothingFactors.bases(LinearGroup.ATTN_QKV, zeroChannel, c)[3]).isEqualTo(16 * SmoothingFactors.FLOOR);
+        assertThat(SmoothingFactors.floored(new float[3])).containsExactly(1f, 1f, 1f);
+    }
+}

@@ -1,0 +1,100 @@
+package jquant.calibration;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.runtime.Compute;
+import jquant.runtime.DenseF32Weights;
+import jquant.runtime.LinearWeights;
+import jquant.runtime.LlamaModel;
+import jquant.runtime.Tokenizer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class CalibratorTest {
+
+    @Test
+    void statsBoundEveryActivationSeen() throws IOException {
+        CalibrationStats stats = Shared.storiesStats();
+        // An independent observer (on the same kernels) records max |x| and max |o| over the first window (512 tokens) of the same text.
+        Map<String, float[]> inMax = new HashMap<>(), outMax = new HashMap<>();
+        Compute compute = ReproducibleKernels.compute();
+        try (Checkpoint c = Shared.stories260K()) {
+            LlamaModel model = LlamaModel.load(c, compute, (kind, layer, tensor) -> observed(kind, layer, tensor, compute, inMax, outMax));
+            int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 512);
+            model.newSession(512).forward(tokens, 0);
+            assertThat(stats.groups()).hasSize(4 * c.config().layers() + 1);
+            assertThat(stats.tokens()).isEqualTo(2048);
+            for (GroupStats g : stats.groups()) {
+                float[] seen = inMax.get(CalibrationStats.tensorName(g.group().members().getFirst(), g.layer()));
+                float[] sIn = g.inputMax(), x2 = g.inputMeanSquare();
+                for (int j = 0; j < sIn.length; j++) {
+                    assertThat(sIn[j]).as("%s S_I[%d]", g.name(), j).isGreaterThanOrEqualTo(seen[j]);
+                    assertThat((double) x2[j]).as("%s E[x²][%d]", g.name(), j).isLessThanOrEqualTo((double) sIn[j] * sIn[j] * (1 + 1e-6))
+                            .isGreaterThan(0);
+                }
+                assertThat(g.alpha()).isBetween(0f, 1f);
+                assertThat(g.alphaError()).isLessThanOrEqualTo(g.unsmoothedError());
+            }
+            outMax.forEach((name, seen) -> {
+                float[] sOut = stats.outputMax().get(name);
+                for (int i = 0; i < seen.length; i++) assertThat(sOut[i]).as("%s S_O[%d]", name, i).isGreaterThanOrEqualTo(seen[i]);
+            });
+            assertThat(stats.fingerprint()).isEqualTo(ModelFingerprint.of(c));
+        }
+    }
+
+    private static LinearWeights observed(TensorKind kind, int layer, Tensor tensor, Compute compute,
+                                          Map<String, float[]> inMax, Map<String, float[]> outMax) {
+        LinearWeights dense = new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
+        float[] in = new float[tensor.cols()], out = new float[tensor.rows()];
+        inMax.put(CalibrationStats.tensorName(kind, layer), in);
+        outMax.put(CalibrationStats.tensorName(kind, layer), out);
+        return new LinearWeights() {
+            public int inFeatures() { return dense.inFeatures(); }
+            public int outFeatures() { return dense.outFeatures(); }
+            public void matmul(float[] x, int n, float[] y) {
+                dense.matmul(x, n, y);
+                for (int k = 0; k < n * in.length; k++) in[k % in.length] = Math.max(in[k % in.length], Math.abs(x[k]));
+                for (int k = 0; k < n * out.length; k++) out[k % out.length] = Math.max(out[k % out.length], Math.abs(y[k]));
+            }
+        };
+    }
+
+    @Test
+    void calibrationIsDeterministicAndSurvivesTheFile(@TempDir Path dir) throws IOException {
+        CalibrationStats first = Shared.storiesStats();
+        CalibrationStats again;
+        try (Checkpoint c = Shared.stories260K()) {
+            again = Calibrator.calibrate(c, Shared.text(), Shared.OPTIONS, (stage, done, total) -> {});
+        }
+        assertThat(again).isEqualTo(first);
+        Path file = dir.resolve("stats.gguf");
+        CalibrationStatsFile.write(first, file);
+        assertThat(CalibrationStatsFile.recognises(file)).isTrue();
+        assertThat(CalibrationStatsFile.read(file)).isEqualTo(first);
+        Path copy = dir.resolve("copy.gguf");
+        CalibrationStatsFile.write(CalibrationStatsFile.read(file), copy);
+        assertThat(Files.mismatch(file, copy)).isEqualTo(-1L);
+    }
+
+    @Test
+    void aModelIsNotAStatsFile() throws IOException {
+        Path model = Shared.path("models", "stories260K-f32.gguf");
+        assertThat(CalibrationStatsFile.recognises(model)).isFalse();
+        assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a calibration stats file");
+        assertThatThrownBy(() -> CalibrationStatsFile.read(model.resolveSibling("missing.gguf"))).isInstanceOf(IOException.class)
+                .hasMessageContaining("missing.gguf");
+    }
+}

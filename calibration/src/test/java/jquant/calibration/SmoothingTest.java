@@ -1,0 +1,89 @@
+package jquant.calibration;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.Checkpoints;
+import jquant.formats.TensorKind;
+import jquant.runtime.Compute;
+import jquant.runtime.LinearWeightsFactory;
+import jquant.runtime.LlamaModel;
+import jquant.runtime.Tokenizer;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SmoothingTest {
+
+    /** Logits of the first 64 tokens of the calibration text. */
+    private static float[] logits(LlamaModel model, Checkpoint c) throws IOException {
+        int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 64);
+        return model.newSession(64).forward(tokens, 0);
+    }
+
+    /** max |a − b| / max |b|. */
+    private static double relativeDifference(float[] a, float[] b) {
+        double diff = 0, scale = 0;
+        for (int i = 0; i < a.length; i++) {
+            diff = Math.max(diff, Math.abs((double) a[i] - b[i]));
+            scale = Math.max(scale, Math.abs(b[i]));
+        }
+        return diff / scale;
+    }
+
+    /** {@code stats} with every group's α replaced. */
+    private static CalibrationStats withAlpha(CalibrationStats stats, float alpha) {
+        List<GroupStats> groups = stats.groups().stream().map(g -> new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(),
+                alpha, g.alphaError(), g.unsmoothedError())).toList();
+        return new CalibrationStats(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.referenceBits(),
+                groups, stats.outputMax());
+    }
+
+    @Test
+    void smoothedModelComputesTheOriginalLogits() throws IOException {
+        CalibrationStats chosen = Shared.storiesStats();
+        Compute compute = Compute.vector();
+        try (Checkpoint c = Shared.stories260K()) {
+            float[] original = logits(LlamaModel.load(c), c);
+            for (CalibrationStats stats : List.of(chosen, withAlpha(chosen, 1f), withAlpha(chosen, 0.5f))) {
+                SmoothedModel smoothed = Smoothing.apply(c, stats);
+                float[] folded = logits(LlamaModel.load(smoothed, compute, smoothed.weightsFactory(compute)), c);
+                assertThat(relativeDifference(folded, original)).as("max relative logit difference").isLessThan(1e-4);
+                // The check can fail: the same folded weights without their output factors are another model.
+                float[] unscaled = logits(LlamaModel.load(smoothed, compute, LinearWeightsFactory.dense(compute)), c);
+                assertThat(relativeDifference(unscaled, original)).isGreaterThan(1e-2);
+            }
+        }
+    }
+
+    @Test
+    void smoothingMovesTheInputRangeIntoTheWeights() throws IOException {
+        CalibrationStats stats = withAlpha(Shared.storiesStats(), 1f);
+        try (Checkpoint c = Shared.stories260K()) {
+            SmoothedModel smoothed = Smoothing.apply(c, stats);
+            for (int layer = 0; layer < c.config().layers(); layer++) {
+                // At α = 1 every untied input channel's range becomes 1 (x / S_I); o_proj's tied channels stay ≤ 1.
+                assertThat(smoothed.inputRange(TensorKind.WQ, layer)).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-6f));
+                assertThat(smoothed.inputRange(TensorKind.WO, layer)).isLessThanOrEqualTo(1f + 1e-6f);
+                assertThat(smoothed.outputRange(TensorKind.W_DOWN, layer)).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-6f));
+                assertThat(smoothed.inputScale(TensorKind.W_GATE, layer)).isEqualTo(smoothed.inputRange(TensorKind.W_GATE, layer) / 127f);
+            }
+            // GQA: o_proj columns of the two query heads that share a kv head carry the same factor.
+            float[] f = smoothed.inputFactors(LinearGroup.ATTN_OUTPUT, 0);
+            int headDim = c.config().headDim();
+            for (int d = 0; d < headDim; d++) assertThat(f[d]).isEqualTo(f[headDim + d]);
+        }
+    }
+
+    @Test
+    void statsFromAnotherModelAreRefused() throws IOException {
+        CalibrationStats stats = Shared.storiesStats();
+        try (Checkpoint other = Checkpoints.open(Shared.path("models", "stories260K-Q8_0.gguf"))) {
+            assertThatThrownBy(() -> Smoothing.apply(other, stats))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another model").hasMessageContaining("stories260K.bin");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package jquant.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.quantize.BitPlan;
+import jquant.quantize.BitPlanJson;
+import jquant.quantize.TensorPlan;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static jquant.cli.CliTest.run;
+import static jquant.cli.CliTest.shared;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+class CalibrateAllocateCliTest {
+    @TempDir
+    static Path dir;
+    static Path stats;
+
+    static Path text() {
+        Path p = Path.of(System.getProperty("jquant.shared", "../shared"), "data", "tinystories-valid-sample.txt");
+        assumeThat(Files.exists(p)).as("shared text %s", p).isTrue();
+        return p;
+    }
+
+    @BeforeAll
+    static void calibrate() {
+        stats = dir.resolve("stats.gguf");
+        CliTest.Result r = run("calibrate", shared("stories260K.bin").toString(), "--data", text().toString(), "--tokens", "1024",
+                "--out", stats.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("blk.4.ffn_down", "alpha", "Wrote");
+    }
+
+    @Test
+    void inspectShowsTheStatsFile() throws IOException {
+        CliTest.Result text = run("inspect", stats.toString());
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.out()).contains("calibration stats", "stories260K.bin", "blk.0.attn_qkv", "blk.0.attn_q.weight");
+        CliTest.Result json = run("inspect", "--json", stats.toString());
+        JsonNode root = new ObjectMapper().readTree(json.out());
+        assertThat(root.at("/tokens").asInt()).isEqualTo(1024);
+        assertThat(root.at("/groups").size()).isEqualTo(5 * 4 + 1);
+        assertThat(root.at("/outputs").size()).isEqualTo(5 * 7 + 1);
+    }
+
+    @Test
+    void allocateHitsTheBudgetPerTensorDeterministically() throws IOException {
+        Path a = dir.resolve("a.json"), b = dir.resolve("b.json");
+        CliTest.Result r = run("allocate", shared("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", a.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("attn_q", "ffn_down", "output");
+        assertThat(run("allocate", shared("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", b.toString()).code()).isZero();
+        assertThat(Files.mismatch(a, b)).isEqualTo(-1L);
+        BitPlan plan = BitPlanJson.read(a);
+        assertThat(plan.tensors()).hasSize(5 * 7 + 1);
+        for (TensorPlan t : plan.tensors()) {
+            assertThat(t.averageBits()).as(t.name()).isEqualTo(5.0);
+            assertThat(t.alpha()).as(t.name()).isNotNull();
+        }
+    }
+
+    @Test
+    void modelScopeWeightedExactRuns() throws IOException {
+        Path out = dir.resolve("model.json");
+        CliTest.Result r = run("allocate", shared("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
+                "--scope", "model", "--metric", "exact", "--weighted", "--out", out.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        BitPlan plan = BitPlanJson.read(out);
+        assertThat(plan.averageBits()).isLessThanOrEqualTo(4.5).isGreaterThan(4.49);
+        assertThat(plan.tensors().stream().mapToDouble(TensorPlan::averageBits).distinct().count()).isGreaterThan(1);
+    }
+
+    @Test
+    void badInputIsAClearErrorAndWritesNothing() {
+        Path plan = dir.resolve("bad.json");
+        String model = shared("stories260K.bin").toString();
+        for (String budget : new String[]{"0", "9"}) {
+            CliTest.Result r = run("allocate", model, "--budget", budget, "--out", plan.toString());
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains("--budget", "outside [1, 8]");
+        }
+        CliTest.Result missing = run("allocate", model, "--budget", "5", "--stats", dir.resolve("nope.gguf").toString(), "--out", plan.toString());
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).startsWith("jquant: ").contains("nope.gguf").doesNotContain("\tat ");
+        CliTest.Result other = run("allocate", shared("stories260K-Q8_0.gguf").toString(), "--budget", "5", "--stats", stats.toString(),
+                "--out", plan.toString());
+        assertThat(other.code()).isEqualTo(1);
+        assertThat(other.err()).contains("another model");
+        CliTest.Result notStats = run("allocate", model, "--budget", "5", "--stats", model, "--out", plan.toString());
+        assertThat(notStats.code()).isEqualTo(1);
+        assertThat(notStats.err()).contains("not a calibration stats file");
+        assertThat(run("allocate", model, "--budget", "5", "--weighted", "--out", plan.toString()).code()).isEqualTo(2);
+        assertThat(plan).doesNotExist();
+
+        Path out = dir.resolve("bad-stats.gguf");
+        CliTest.Result noText = run("calibrate", model, "--data", dir.resolve("missing.txt").toString(), "--out", out.toString());
+        assertThat(noText.code()).isEqualTo(1);
+        assertThat(noText.err()).contains("missing.txt");
+        CliTest.Result tooFew = run("calibrate", model, "--data", text().toString(), "--tokens", "1", "--out", out.toString());
+        assertThat(tooFew.code()).isEqualTo(1);
+        assertThat(tooFew.err()).contains("at least 2 tokens");
+        assertThat(out).doesNotExist();
+    }
+}
