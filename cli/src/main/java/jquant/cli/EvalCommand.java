@@ -32,7 +32,7 @@ import java.util.concurrent.Callable;
 @Command(name = "eval", description = "Perplexity on a text; with --base, KL divergence from and top-1 agreement with a base model.")
 final class EvalCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Model to evaluate (llama2.c .bin, GGUF, HF folder).")
+    @Parameters(paramLabel = "<model>", description = "Model to evaluate (llama2.c .bin, GGUF, HF folder, jquant .jqw).")
     Path model;
 
     @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 text file.")
@@ -43,6 +43,10 @@ final class EvalCommand implements Callable<Integer> {
 
     @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary).")
     Path base;
+
+    @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
+            description = "Arithmetic of a .jqw model's packed tensors: weight-only (int8 × scale, float matmul) or npu (W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
+    ModeOption mode;
 
     @Option(names = "--json", paramLabel = "<file>", description = "Also write the results as JSON to this file.")
     Path json;
@@ -65,7 +69,8 @@ final class EvalCommand implements Callable<Integer> {
         report.put("model", model.toString());
         report.put("data", data.toString());
         report.put("ctx", ctx);
-        try (LoadedModel m = LoadedModel.open(model, tokenizer)) {
+        if (LoadedModel.isPacked(model)) report.put("mode", mode.name().replace('_', '-'));
+        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode)) {
             int[] tokens = m.tokenizer().encode(text);
             if (base == null) {
                 Perplexity.Result r;
@@ -74,8 +79,8 @@ final class EvalCommand implements Callable<Integer> {
                 }
                 report.put("result", result(r));
             } else {
-                try (LoadedModel b = LoadedModel.open(base, tokenizer)) {
-                    if (!b.checkpoint().vocabulary().orElseThrow().pieces().equals(m.checkpoint().vocabulary().orElseThrow().pieces())) {
+                try (LoadedModel b = LoadedModel.open(base, tokenizer, mode.mode)) {
+                    if (!b.vocabulary().pieces().equals(m.vocabulary().pieces())) {
                         throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
                     }
                     report.put("base", base.toString());
@@ -118,8 +123,8 @@ final class EvalCommand implements Callable<Integer> {
     @SuppressWarnings("unchecked")
     private static void print(Map<String, Object> report, PrintWriter out) {
         Map<String, Object> r = (Map<String, Object>) report.get("result");
-        out.printf("%s on %s (ctx %d): %,d tokens, %,d windows, %,d scored (second half of each window)%n",
-                report.get("model"), report.get("data"), report.get("ctx"), r.get("tokens"), r.get("windows"), r.get("scored"));
+        out.printf("%s%s on %s (ctx %d): %,d tokens, %,d windows, %,d scored (second half of each window)%n",
+                report.get("model"), report.containsKey("mode") ? " [" + report.get("mode") + "]" : "", report.get("data"), report.get("ctx"), r.get("tokens"), r.get("windows"), r.get("scored"));
         out.printf("  perplexity       %.4f ± %.5f%n", r.get("perplexity"), r.get("stderr"));
         if (report.containsKey("base")) {
             Map<String, Object> b = (Map<String, Object>) report.get("baseResult");

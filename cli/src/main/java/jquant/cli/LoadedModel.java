@@ -4,42 +4,82 @@ import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.formats.Vocabulary;
+import jquant.formats.jqw.JqwFile;
+import jquant.formats.jqw.JqwModelMetadata;
+import jquant.runtime.Compute;
 import jquant.runtime.LlamaModel;
+import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Tokenizer;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** A model ready to run: its checkpoint, the runtime model built from it, and its tokenizer. */
-record LoadedModel(Checkpoint checkpoint, LlamaModel model, Tokenizer tokenizer) implements AutoCloseable {
+/**
+ * A model ready to run: where it came from, its vocabulary, the runtime model and its tokenizer, and
+ * the open file or checkpoint behind it.
+ */
+record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource) implements AutoCloseable {
 
     /**
-     * Opens any checkpoint jquant reads and loads it on the Vector API runtime.
+     * Opens any checkpoint jquant reads, or a jquant packed file (recognised by its magic) in
+     * {@code mode}, and loads it on the Vector API runtime.
      *
      * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
      */
-    static LoadedModel open(Path path, Path tokenizer) throws CheckpointException {
+    static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode) throws CheckpointException {
+        if (isPacked(path)) return openPacked(path, mode);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
-            if (v.size() != c.config().vocabSize()) {
-                throw new CheckpointException(path, "the tokenizer has " + v.size() + " tokens but the model's vocabulary is " + c.config().vocabSize());
-            }
-            Tokenizer t;
-            try {
-                t = Tokenizer.of(v);
-            } catch (UnsupportedOperationException e) {
-                throw new CheckpointException(path, e.getMessage());
-            }
-            return new LoadedModel(c, LlamaModel.load(c), t);
+            return new LoadedModel(path, v, LlamaModel.load(c), tokenizer(path, v, c.config().vocabSize()), c);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;
         }
     }
 
+    static boolean isPacked(Path path) {
+        if (!Files.isRegularFile(path)) return false;
+        try (InputStream in = Files.newInputStream(path)) {
+            return JqwFile.looksLike(MemorySegment.ofArray(in.readNBytes(8)));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode) throws CheckpointException {
+        JqwFile f = JqwFile.open(path);
+        try {
+            Vocabulary v = JqwModelMetadata.vocabulary(f);
+            LlamaModel model = PackedModelLoader.load(f, Compute.vector(), mode);
+            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), f);
+        } catch (CheckpointException | RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    private static Tokenizer tokenizer(Path path, Vocabulary v, int vocabSize) throws CheckpointException {
+        if (v.size() != vocabSize) {
+            throw new CheckpointException(path, "the tokenizer has " + v.size() + " tokens but the model's vocabulary is " + vocabSize);
+        }
+        try {
+            return Tokenizer.of(v);
+        } catch (UnsupportedOperationException e) {
+            throw new CheckpointException(path, e.getMessage());
+        }
+    }
+
     @Override
     public void close() {
-        checkpoint.close();
+        try {
+            resource.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("closing " + source + ": " + e.getMessage(), e);
+        }
     }
 }

@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
 @Command(name = "run", description = "Generate text from a prompt (greedy at temperature 0).")
 final class RunCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Checkpoint (llama2.c .bin, GGUF, HF folder).")
+    @Parameters(paramLabel = "<model>", description = "Checkpoint (llama2.c .bin, GGUF, HF folder) or jquant .jqw.")
     Path model;
 
     @Option(names = {"-p", "--prompt"}, defaultValue = "", description = "Prompt text (default: empty, start from BOS).")
@@ -35,6 +35,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
     Path tokenizer;
 
+    @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
+            description = "Arithmetic of a .jqw model's packed tensors: weight-only or npu (W{B}A8). Default: ${DEFAULT-VALUE}.")
+    ModeOption mode;
+
     @Option(names = "--ids", description = "Also print the generated token ids on a last line.")
     boolean ids;
 
@@ -46,7 +50,7 @@ final class RunCommand implements Callable<Integer> {
         if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
-        try (LoadedModel m = LoadedModel.open(model, tokenizer)) {
+        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode)) {
             int[] promptIds = m.tokenizer().encode(prompt);
             if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");
             int count = Math.min(tokens, m.model().config().maxSeqLen() - promptIds.length + 1);

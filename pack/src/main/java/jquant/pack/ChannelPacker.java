@@ -9,7 +9,7 @@ public interface ChannelPacker {
     long channelBytes(int bits, int length);
 
     /**
-     * Packs {@code fields[fieldsOffset .. fieldsOffset+length)} (unsigned, each below 2^bits) into
+     * Packs {@code fields[fieldsOffset .. fieldsOffset+length)} (unsigned, each at most {@link WeightletLayout#maxField}) into
      * {@code dst} at {@code dstOffset}, writing exactly {@link #channelBytes} bytes.
      *
      * @throws IllegalArgumentException if a field does not fit {@code bits} bits
@@ -20,11 +20,12 @@ public interface ChannelPacker {
     static void checkFields(byte[] fields, int fieldsOffset, int bits, int length) {
         WeightletLayout.checkBits(bits);
         java.util.Objects.checkFromIndexSize(fieldsOffset, length, fields.length);
-        int limit = 1 << bits;
+        int max = WeightletLayout.maxField(bits);
         for (int i = 0; i < length; i++) {
             int f = fields[fieldsOffset + i] & 0xFF;
-            if (f >= limit) {
-                throw new IllegalArgumentException("field " + f + " at index " + i + " does not fit " + bits + " bits");
+            if (f > max) {
+                throw new IllegalArgumentException("field " + f + " at index " + i + " is not a valid " + bits
+                        + "-bit field (0.." + max + ")");
             }
         }
     }

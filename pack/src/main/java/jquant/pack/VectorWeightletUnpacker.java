@@ -17,7 +17,8 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * The SIMD weightlet decoder (paper Figure 8). Per stripe of 16 weights and per plane: one AND (Mask
  * the slot), one shift (Align it to the plane's bit position in the field), one OR (Merge the planes);
- * then one add of {@code −2^(B−1)} per stripe to reach int8 ({@link WeightletLayout#toInt8}).
+ * then, per stripe, the field → int8 map of {@link WeightletLayout#toInt8}: below 8 bits one shift left
+ * by 1 and one subtract of {@code 2^B − 1}, at 8 bits one subtract of 127.
  *
  * <p>Two kernels, same arithmetic:
  * <ul>
@@ -164,9 +165,17 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
         return lifted.and(topBits).lanewise(VectorOperators.LSHR, 8 - width - planeShift);
     }
 
-    /** Offset-binary field → int8 ({@link WeightletLayout#toInt8}) and store. */
+    /**
+     * Field → int8 ({@link WeightletLayout#toInt8}) and store. Below 8 bits a field is at most 127, so
+     * doubling it as a 64-bit lane carries nothing into the next byte; {@code bits} is a constant in each
+     * caller, so the branch folds away.
+     */
     private static void store(LongVector fields, int bits, byte[] dst, int at) {
-        fields.reinterpretAsBytes().add((byte) -(1 << (bits - 1))).intoArray(dst, at);
+        if (bits < WeightletLayout.MAX_BITS) {
+            fields.lanewise(VectorOperators.LSHL, 1).reinterpretAsBytes().sub((byte) ((1 << bits) - 1)).intoArray(dst, at);
+        } else {
+            fields.reinterpretAsBytes().sub((byte) 127).intoArray(dst, at);
+        }
     }
 
     /** Stripe kernel: stripe {@code stripe}'s share of the plane at {@code planeAt}. */

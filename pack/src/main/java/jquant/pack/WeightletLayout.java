@@ -1,16 +1,22 @@
 package jquant.pack;
 
+import jquant.quantize.SymmetricChannelQuantizer;
+
 /**
  * The EdgeFlow weightlet format (paper §4.2, Figures 7–8): how one output channel of B-bit
  * weights (B = 1..8, chosen per channel) is laid out in bytes so that SIMD unpacking is a Mask,
  * an Align (shift) and a Merge (OR) per 16 weights and per primitive plane.
  *
  * <h2>Fields and their int8 value</h2>
- * The packer stores unsigned B-bit <em>fields</em> {@code f ∈ [0, 2^B)}. The unpacked int8 weight is
- * {@code f − 2^(B−1)} (offset binary; {@link #toInt8}, inverse {@link #toField}), so a B-bit channel
- * covers the int8 codes {@code [−2^(B−1), 2^(B−1) − 1]}; at B = 1 that is {−1, 0}. The paper only says
- * "cast to INT8"; an unsigned field cast as-is could not hold a symmetric weight, and the offset costs
- * one vector add per 16 weights.
+ * The packer stores unsigned B-bit <em>fields</em> {@code f}; the unpacked int8 weight is the quantizer's
+ * grid level, defined once in {@link SymmetricChannelQuantizer#valueOf} ({@link #toInt8}, inverse
+ * {@link #toField}):
+ * <pre>
+ *   B = 1..7   v = 2f − (2^B − 1)   mid-rise, odd levels ±1 … ±(2^B − 1)   (unpack: shift left 1, subtract)
+ *   B = 8      v = f − 127          int8 symmetric grid, field 255 invalid  (unpack: subtract)
+ * </pre>
+ * Byte arithmetic wraps correctly: every result fits an int8, so the SIMD unpacker computes it on
+ * bytes.
  *
  * <h2>Groups</h2>
  * A channel of {@code length} weights is cut into {@code ceil(length / 128)} groups of
@@ -136,18 +142,18 @@ public final class WeightletLayout {
         return (long) groups(length) * groupBytes(bits);
     }
 
-    /** The int8 weight a B-bit field stands for: {@code field − 2^(B−1)}. */
+    /** The int8 weight a B-bit field stands for ({@link SymmetricChannelQuantizer#valueOf}). */
     public static byte toInt8(int field, int bits) {
-        return (byte) (field - (1 << (bits - 1)));
+        return (byte) SymmetricChannelQuantizer.valueOf(checkBits(bits), field);
     }
 
-    /** The B-bit field that stores int8 weight {@code value}; throws if B bits cannot hold it. */
+    /** The B-bit field that stores int8 grid level {@code value}; throws if it is not a B-bit level. */
     public static int toField(int value, int bits) {
-        int field = value + (1 << (checkBits(bits) - 1));
-        if (field < 0 || field >= 1 << bits) {
-            throw new IllegalArgumentException("int8 value " + value + " does not fit " + bits + " bits (range "
-                    + -(1 << (bits - 1)) + ".." + ((1 << (bits - 1)) - 1) + ")");
-        }
-        return field;
+        return SymmetricChannelQuantizer.fieldOf(checkBits(bits), value);
+    }
+
+    /** Largest valid field: 2^B − 1 below 8 bits, 254 at 8 bits ({@link SymmetricChannelQuantizer#maxField}). */
+    public static int maxField(int bits) {
+        return SymmetricChannelQuantizer.maxField(checkBits(bits));
     }
 }

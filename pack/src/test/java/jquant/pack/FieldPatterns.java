@@ -7,7 +7,7 @@ enum FieldPatterns {
     RANDOM, ZERO, MAX, ALTERNATING_ZERO_MAX, ALTERNATING_BITS;
 
     byte[] fields(int bits, int count, Random random) {
-        int max = (1 << bits) - 1;
+        int max = WeightletLayout.maxField(bits);
         byte[] f = new byte[count];
         for (int i = 0; i < count; i++) {
             f[i] = (byte) switch (this) {

@@ -116,7 +116,7 @@ class WeightletCodecTest {
         byte[] fields = new byte[10];
         fields[6] = 8;
         assertThatThrownBy(() -> PackedTensor.pack(WeightletPacker.INSTANCE, fields, 1, 10, new int[] {3}))
-                .hasMessageContaining("field 8 at index 6 does not fit 3 bits");
+                .hasMessageContaining("field 8 at index 6 is not a valid 3-bit field (0..7)");
     }
 
     @Test

@@ -60,33 +60,36 @@ class WeightletLayoutTest {
     }
 
     @Test
-    void handExampleUnpacksToOffsetBinaryInt8() {
+    void handExampleUnpacksToTheMidRiseGrid() {
         byte[] bytes = packedGroup(3, new int[] {0, 17, 127}, new int[] {0b101, 0b110, 0b011});
         for (ChannelUnpacker unpacker : new ChannelUnpacker[] {ScalarWeightletUnpacker.INSTANCE,
                 VectorWeightletUnpacker.STRIPE_KERNEL, VectorWeightletUnpacker.HALF_GROUP_KERNEL}) {
             byte[] out = new byte[128];
             unpacker.unpackChannel(bytes, 0, 3, 128, out, 0);
-            assertThat(out[0]).isEqualTo((byte) 1);
-            assertThat(out[17]).isEqualTo((byte) 2);
+            assertThat(out[0]).isEqualTo((byte) 3);
+            assertThat(out[17]).isEqualTo((byte) 5);
             assertThat(out[127]).isEqualTo((byte) -1);
-            assertThat(out[1]).isEqualTo((byte) -4);
+            assertThat(out[1]).isEqualTo((byte) -7);
         }
     }
 
     @Test
-    void int8MappingIsOffsetBinary() {
-        assertThat(WeightletLayout.toInt8(0, 8)).isEqualTo((byte) -128);
-        assertThat(WeightletLayout.toInt8(255, 8)).isEqualTo((byte) 127);
+    void int8MappingIsTheQuantizersGrid() {
+        assertThat(WeightletLayout.toInt8(0, 8)).isEqualTo((byte) -127);
+        assertThat(WeightletLayout.toInt8(254, 8)).isEqualTo((byte) 127);
         assertThat(WeightletLayout.toInt8(0, 1)).isEqualTo((byte) -1);
-        assertThat(WeightletLayout.toInt8(1, 1)).isEqualTo((byte) 0);
-        assertThat(WeightletLayout.toInt8(7, 3)).isEqualTo((byte) 3);
+        assertThat(WeightletLayout.toInt8(1, 1)).isEqualTo((byte) 1);
+        assertThat(WeightletLayout.toInt8(7, 3)).isEqualTo((byte) 7);
+        assertThat(WeightletLayout.toInt8(0, 7)).isEqualTo((byte) -127);
         for (int bits = 1; bits <= 8; bits++) {
-            for (int f = 0; f < 1 << bits; f++) {
+            for (int f = 0; f <= WeightletLayout.maxField(bits); f++) {
+                assertThat(WeightletLayout.toInt8(f, bits)).isEqualTo((byte) jquant.quantize.SymmetricChannelQuantizer.valueOf(bits, f));
                 assertThat(WeightletLayout.toField(WeightletLayout.toInt8(f, bits), bits)).isEqualTo(f);
             }
         }
-        assertThatThrownBy(() -> WeightletLayout.toField(4, 3)).hasMessageContaining("does not fit 3 bits");
-        assertThatThrownBy(() -> WeightletLayout.toField(-5, 3)).hasMessageContaining("does not fit 3 bits");
+        assertThatThrownBy(() -> WeightletLayout.toInt8(255, 8)).hasMessageContaining("255 is not a valid 8-bit field");
+        assertThatThrownBy(() -> WeightletLayout.toField(4, 3)).hasMessageContaining("not on the 3-bit grid");
+        assertThatThrownBy(() -> WeightletLayout.toField(-9, 3)).hasMessageContaining("not on the 3-bit grid");
     }
 
     @Test

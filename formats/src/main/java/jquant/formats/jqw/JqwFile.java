@@ -50,16 +50,29 @@ public final class JqwFile implements AutoCloseable {
     }
 
     public static JqwFile open(Path path) throws CheckpointException {
+        return open(path, true);
+    }
+
+    /**
+     * Opens a file whose header, metadata and layer directory are valid but whose layer checksums are
+     * not checked, for a verifier that compares every byte itself and names the first wrong tensor and
+     * channel (a layer checksum only names the layer); it checks {@link #layerChecksumMatches} after.
+     */
+    public static JqwFile openWithoutLayerChecksums(Path path) throws CheckpointException {
+        return open(path, false);
+    }
+
+    private static JqwFile open(Path path, boolean checkLayers) throws CheckpointException {
         MappedFile file = MappedFile.open(path);
         try {
-            return read(path, file);
+            return read(path, file, checkLayers);
         } catch (CheckpointException | RuntimeException e) {
             file.close();
             throw e;
         }
     }
 
-    private static JqwFile read(Path path, MappedFile file) throws CheckpointException {
+    private static JqwFile read(Path path, MappedFile file, boolean checkLayers) throws CheckpointException {
         MemorySegment seg = file.segment();
         long size = seg.byteSize();
         if (size < JqwHeader.SIZE || !looksLike(seg)) throw new CheckpointException(path, "not a jquant packed file (bad magic or too short)");
@@ -106,7 +119,7 @@ public final class JqwFile implements AutoCloseable {
                     }
                 }
             }
-            if (crc(seg.asSlice(l.offset(), l.length())) != l.crc32c()) {
+            if (checkLayers && crc(seg.asSlice(l.offset(), l.length())) != l.crc32c()) {
                 throw new CheckpointException(path, "checksum mismatch in layer " + l.name() + ": the file is corrupted");
             }
         }
@@ -123,6 +136,11 @@ public final class JqwFile implements AutoCloseable {
     }
 
     public Path path() { return path; }
+
+    /** Recomputes one layer's CRC-32C and compares it with the directory's. */
+    public boolean layerChecksumMatches(JqwLayer layer) {
+        return crc(file.segment().asSlice(layer.offset(), layer.length())) == layer.crc32c();
+    }
 
     /** The whole metadata object (model, tokenizer, quantization, layers, …). */
     public ObjectNode metadata() { return metadata; }

@@ -1,5 +1,7 @@
 package jquant.formats.jqw;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -17,8 +19,15 @@ import java.util.Map;
 public record JqwTensor(String name, String encoding, long[] shape, Map<String, long[]> parts, Map<String, Object> attrs) {
     public JqwTensor {
         shape = shape.clone();
-        parts = Map.copyOf(parts);
-        attrs = attrs == null ? Map.of() : Map.copyOf(attrs);
+        // insertion-ordered copies: Map.copyOf iterates in a per-JVM random order, and the metadata
+        // JSON must come out the same bytes on every run
+        parts = Collections.unmodifiableMap(new LinkedHashMap<>(parts));
+        attrs = attrs == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(attrs));
+    }
+
+    /** Whether the tensor has a part of this name. */
+    public boolean hasPart(String part) {
+        return parts.containsKey(part);
     }
 
     public long[] part(String part) {

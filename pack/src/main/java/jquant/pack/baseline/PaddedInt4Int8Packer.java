@@ -13,18 +13,17 @@ import jquant.pack.WeightletLayout;
  * 4-bit nibbles, B > 4 to int8 bytes, so unpacking is trivial but the file grows. Groups of 128 weights
  * as in {@link WeightletLayout} (last one padded with zeros):
  * <pre>
- *   B ≤ 4: 64 bytes per group; byte j (0..63) = | nibble of w j+64 | nibble of w j |, nibble = int8 + 8
+ *   B ≤ 4: 64 bytes per group; byte j (0..63) = | field of w j+64 | field of w j |  (nibbles)
  *   B > 4: 128 bytes per group; byte j = int8 of w j
  * </pre>
- * The int8 value is {@link WeightletLayout#toInt8} of the field, as for weightlets.
+ * The int8 value is {@link WeightletLayout#toInt8} of the field, as for weightlets (a nibble holds the
+ * field: the 4-bit grid's levels ±1..±15 are not int4 values).
  */
 public final class PaddedInt4Int8Packer implements ChannelPacker {
 
     public static final PaddedInt4Int8Packer INSTANCE = new PaddedInt4Int8Packer();
     /** Widths stored as nibbles; wider ones are stored as int8. */
     public static final int NIBBLE_MAX_BITS = 4;
-    /** Added to the int8 value to give the stored nibble. */
-    public static final int NIBBLE_BIAS = 8;
 
     private PaddedInt4Int8Packer() {}
 
@@ -47,12 +46,12 @@ public final class PaddedInt4Int8Packer implements ChannelPacker {
             java.util.Arrays.fill(group, (byte) 0);
             int inGroup = Math.min(GROUP_WEIGHTS, length - g * GROUP_WEIGHTS);
             for (int w = 0; w < inGroup; w++) {
-                byte value = WeightletLayout.toInt8(fields[fieldsOffset + g * GROUP_WEIGHTS + w] & 0xFF, bits);
+                int field = fields[fieldsOffset + g * GROUP_WEIGHTS + w] & 0xFF;
                 if (bits > NIBBLE_MAX_BITS) {
-                    group[w] = value;
+                    group[w] = WeightletLayout.toInt8(field, bits);
                 } else {
                     int half = GROUP_WEIGHTS / 2;
-                    group[w % half] |= (byte) ((value + NIBBLE_BIAS) << (w < half ? 0 : 4));
+                    group[w % half] |= (byte) (field << (w < half ? 0 : 4));
                 }
             }
             MemorySegment.copy(group, 0, dst, ValueLayout.JAVA_BYTE, dstOffset + (long) g * group.length, group.length);

@@ -2,6 +2,8 @@ package jquant.pack.baseline;
 
 import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
 
+import jquant.pack.WeightletLayout;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jquant.pack.ChannelUnpacker;
@@ -27,7 +29,7 @@ public final class ScalarPaddedUnpacker implements ChannelUnpacker {
                 int half = GROUP_WEIGHTS / 2;
                 int b = src.get(ValueLayout.JAVA_BYTE, group + w % half) & 0xFF;
                 int nibble = (w < half ? b : b >>> 4) & 0x0F;
-                dst[dstOffset + i] = (byte) (nibble - PaddedInt4Int8Packer.NIBBLE_BIAS);
+                dst[dstOffset + i] = WeightletLayout.toInt8(nibble, bits);
             }
         }
     }

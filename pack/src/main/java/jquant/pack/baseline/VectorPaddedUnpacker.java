@@ -13,7 +13,7 @@ import jquant.pack.ChannelUnpacker;
 /**
  * SIMD decoder of {@link PaddedInt4Int8Packer} on 128-bit registers: an int8 channel is a copy; a
  * nibble group is, per 16 bytes, one AND (low nibbles) and one shift + AND (high nibbles), each followed
- * by the bias subtraction.
+ * by the field → int8 map ({@code 2f − (2^B − 1)}: a lane shift, nibbles cannot carry, and a subtract).
  */
 public final class VectorPaddedUnpacker implements ChannelUnpacker {
 
@@ -36,22 +36,22 @@ public final class VectorPaddedUnpacker implements ChannelUnpacker {
         }
         int full = length / GROUP_WEIGHTS;
         for (int g = 0; g < full; g++) {
-            unpackNibbleGroup(src, srcOffset + (long) g * HALF, dst, dstOffset + g * GROUP_WEIGHTS);
+            unpackNibbleGroup(src, srcOffset + (long) g * HALF, bits, dst, dstOffset + g * GROUP_WEIGHTS);
         }
         int rest = length - full * GROUP_WEIGHTS;
         if (rest > 0) {
             byte[] group = new byte[GROUP_WEIGHTS];
-            unpackNibbleGroup(src, srcOffset + (long) full * HALF, group, 0);
+            unpackNibbleGroup(src, srcOffset + (long) full * HALF, bits, group, 0);
             System.arraycopy(group, 0, dst, dstOffset + full * GROUP_WEIGHTS, rest);
         }
     }
 
-    private static void unpackNibbleGroup(MemorySegment src, long at, byte[] dst, int d) {
-        byte bias = (byte) -PaddedInt4Int8Packer.NIBBLE_BIAS;
+    private static void unpackNibbleGroup(MemorySegment src, long at, int bits, byte[] dst, int d) {
+        byte top = (byte) ((1 << bits) - 1);
         for (int k = 0; k < HALF; k += 16) {
             LongVector v = LongVector.fromMemorySegment(BLOCK, src, at + k, ORDER);
-            v.and(LOW_NIBBLES).reinterpretAsBytes().add(bias).intoArray(dst, d + k);
-            v.lanewise(VectorOperators.LSHR, 4).and(LOW_NIBBLES).reinterpretAsBytes().add(bias).intoArray(dst, d + HALF + k);
+            v.and(LOW_NIBBLES).lanewise(VectorOperators.LSHL, 1).reinterpretAsBytes().sub(top).intoArray(dst, d + k);
+            v.lanewise(VectorOperators.LSHR, 3).and(LOW_NIBBLES << 1).reinterpretAsBytes().sub(top).intoArray(dst, d + HALF + k);
         }
     }
 }

@@ -19,7 +19,9 @@ import jquant.pack.WeightletLayout;
  * per stripe of 16 weights and per plane, one table shuffle spreads the plane's 2b source bytes over
  * the 16 lanes ({@code rearrange}), a per-lane variable shift brings each weight's slot to bit 0, then
  * mask, shift to the plane's position and OR. The shuffle and the per-lane shift are the extra work the
- * interleaved weightlet layout avoids.
+ * interleaved weightlet layout avoids. Below 8 bits each plane is shifted one bit further than its
+ * position in the field, which doubles the field for the int8 map ({@code 2f − (2^B − 1)},
+ * {@link jquant.pack.WeightletLayout#toInt8}) at no cost; then one subtract per stripe.
  */
 public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
 
@@ -93,8 +95,8 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes1(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 16, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 1, 0, s)
-                        .add((byte) -1).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 1, 1, s)
+                        .sub((byte) 1).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -102,8 +104,8 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes2(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 32, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 2, 0, s)
-                        .add((byte) -2).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 2, 1, s)
+                        .sub((byte) 3).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -111,9 +113,9 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes3(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 48, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 1, 2, s)
-                        .or(plane(src, at + 16, 2, 0, s))
-                        .add((byte) -4).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 1, 3, s)
+                        .or(plane(src, at + 16, 2, 1, s))
+                        .sub((byte) 7).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -121,8 +123,8 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes4(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 64, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 4, 0, s)
-                        .add((byte) -8).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 4, 1, s)
+                        .sub((byte) 15).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -130,9 +132,9 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes5(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 80, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 1, 4, s)
-                        .or(plane(src, at + 16, 4, 0, s))
-                        .add((byte) -16).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 1, 5, s)
+                        .or(plane(src, at + 16, 4, 1, s))
+                        .sub((byte) 31).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -140,9 +142,9 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes6(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 96, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 2, 4, s)
-                        .or(plane(src, at + 32, 4, 0, s))
-                        .add((byte) -32).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 2, 5, s)
+                        .or(plane(src, at + 32, 4, 1, s))
+                        .sub((byte) 63).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -150,10 +152,10 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
     private static void stripes7(MemorySegment src, long at, int groups, byte[] dst, int d) {
         for (int g = 0; g < groups; g++, at += 112, d += GROUP_WEIGHTS) {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
-                plane(src, at, 1, 6, s)
-                        .or(plane(src, at + 16, 2, 4, s))
-                        .or(plane(src, at + 48, 4, 0, s))
-                        .add((byte) -64).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                plane(src, at, 1, 7, s)
+                        .or(plane(src, at + 16, 2, 5, s))
+                        .or(plane(src, at + 48, 4, 1, s))
+                        .sub((byte) 127).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }
@@ -163,7 +165,7 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
             for (int s = 0; s < STRIPES_PER_GROUP; s++) {
                 plane(src, at, 4, 4, s)
                         .or(plane(src, at + 64, 4, 0, s))
-                        .add((byte) -128).intoArray(dst, d + s * STRIPE_WEIGHTS);
+                        .sub((byte) 127).intoArray(dst, d + s * STRIPE_WEIGHTS);
             }
         }
     }

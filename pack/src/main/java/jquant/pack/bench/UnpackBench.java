@@ -1,5 +1,6 @@
 package jquant.pack.bench;
 
+import jquant.pack.WeightletLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -84,7 +85,7 @@ public final class UnpackBench {
             int[] bits = plan.equals("mixed") ? mixedPlan(channels, random) : uniform(channels, plan.charAt(2) - '0');
             byte[] fields = new byte[weights];
             for (int c = 0; c < channels; c++) {
-                int limit = 1 << bits[c];
+                int limit = WeightletLayout.maxField(bits[c]) + 1;
                 for (int i = 0; i < length; i++) fields[c * length + i] = (byte) random.nextInt(limit);
             }
             System.out.printf(Locale.ROOT, "%n== plan %s (mean %.2f bits/weight) ==%n", plan,

@@ -20,7 +20,7 @@ class BaselineCodecTest {
         for (int bits = 1; bits <= 8; bits++) {
             for (int length : LENGTHS) {
                 for (int pattern = 0; pattern < 4; pattern++) {
-                    int max = (1 << bits) - 1;
+                    int max = WeightletLayout.maxField(bits);
                     byte[] fields = new byte[3 * length];
                     for (int i = 0; i < fields.length; i++) {
                         fields[i] = (byte) switch (pattern) {
@@ -72,13 +72,13 @@ class BaselineCodecTest {
         assertThat(PaddedInt4Int8Packer.INSTANCE.channelBytes(3, 300)).isEqualTo(3 * 64);
         assertThat(PaddedInt4Int8Packer.INSTANCE.channelBytes(4, 128)).isEqualTo(64);
         assertThat(PaddedInt4Int8Packer.INSTANCE.channelBytes(5, 129)).isEqualTo(2 * 128);
-        // 2 bits: w70 = field 3 -> int8 1 -> nibble 9 in the high half of byte 6; w1 = field 0 -> int8 -2 -> nibble 6.
+        // 2 bits: a nibble holds the field; w70 = field 3 in the high half of byte 6, w1 = field 2 in the low half of byte 1.
         byte[] fields = new byte[128];
         fields[70] = 3;
-        fields[1] = 0;
+        fields[1] = 2;
         byte[] bytes = PackedTensor.pack(PaddedInt4Int8Packer.INSTANCE, fields, 1, 128, new int[] {2}).data()
                 .toArray(ValueLayout.JAVA_BYTE);
-        // every other weight is field 0 -> nibble 6, so bytes are 0x66 except byte 6 = 0x96.
-        for (int j = 0; j < 64; j++) assertThat(bytes[j]).as("byte %d", j).isEqualTo((byte) (j == 6 ? 0x96 : 0x66));
+        // every other weight is field 0, so bytes are zero except byte 6 = 0x30 and byte 1 = 0x02.
+        for (int j = 0; j < 64; j++) assertThat(bytes[j]).as("byte %d", j).isEqualTo((byte) (j == 6 ? 0x30 : j == 1 ? 0x02 : 0));
     }
 }

@@ -1,0 +1,50 @@
+package jquant.cli;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.Checkpoints;
+import jquant.pack.model.PackedModelVerifier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jquant verify}: recomputes a packed file from its source and the plan it records, checks
+ * every byte and every layer checksum; exit 0 only if all match, else 1 naming the first mismatch.
+ */
+@Command(name = "verify", description = "Check a .jqw file byte for byte against its source model and plan, and its checksums.")
+final class VerifyCommand implements Callable<Integer> {
+
+    @Parameters(paramLabel = "<file.jqw>", description = "Packed model file.")
+    Path packed;
+
+    @Option(names = "--source", required = true, paramLabel = "<model>", description = "The checkpoint it was packed from.")
+    Path source;
+
+    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin source.")
+    Path tokenizer;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PackedModelVerifier.Report report;
+        try (Checkpoint c = Checkpoints.open(source, tokenizer);
+             Progress bar = new Progress("verify", 2 + 9L * c.config().layers(), "tensors")) {
+            report = PackedModelVerifier.verify(packed, c, (done, total, name) -> bar.stepTo(done));
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        for (String p : report.problems()) out.println("MISMATCH " + p);
+        out.printf("%s: %d tensors, %,d bytes checked against %s: %s%n", packed, report.tensorsChecked(), report.bytesChecked(), source,
+                report.ok() ? "all bytes and checksums match" : report.problems().size() + " problem(s)");
+        out.flush();
+        if (!report.ok()) throw new IllegalStateException(packed + ": " + report.problems().getFirst());
+        return 0;
+    }
+}

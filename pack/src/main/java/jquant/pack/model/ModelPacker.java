@@ -1,0 +1,212 @@
+package jquant.pack.model;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.formats.Checkpoint;
+import jquant.formats.ModelConfig;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
+import jquant.formats.jqw.JqwModelMetadata;
+import jquant.formats.jqw.JqwWriter;
+import jquant.quantize.BitPlan;
+import jquant.quantize.BitPlanJson;
+import jquant.quantize.TensorPlan;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code jquant pack}: writes a checkpoint as a jquant packed model file ({@code docs/jqw-format.md}).
+ * Streams: one source tensor is decoded, quantized to its plan's per-channel widths, packed and
+ * written before the next is read. The output appears only when complete ({@link JqwWriter}), and the
+ * same inputs give the same bytes.
+ *
+ * <p>Layers in file order: {@code embedding} (token_embd), {@code layer.N} (attn_norm, attn_q, attn_k,
+ * attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down), {@code head} (output_norm, and output
+ * unless the embeddings are tied). Norms are always {@code f32}; the seven block matrices are always
+ * {@code weightlet}; token_embd and output are {@code weightlet} unless {@link Options#keep} names them.
+ */
+public final class ModelPacker {
+    public static final String FORMAT = "jquant-packed-model";
+    /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
+    public static final String PLAN = "plan";
+    public static final String QUANTIZATION = "quantization";
+
+    /** The tensors {@code --keep} may name, and its default: both. */
+    public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
+
+    private ModelPacker() {}
+
+    /**
+     * What to pack with.
+     *
+     * @param plan        per-channel widths of every tensor packed as weightlets
+     * @param keep        which of token_embd / output stay float32 (a subset of {@link #KEEPABLE})
+     * @param inputAbsMax max |x| of each linear layer's input over calibration text, by canonical
+     *                    tensor name ({@code blk.0.attn_q}, {@code output}); empty if not calibrated
+     */
+    public record Options(BitPlan plan, Set<TensorKind> keep, Map<String, Float> inputAbsMax) {
+        public Options {
+            keep = keep.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(keep));
+            if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept as float32, not " + keep);
+            inputAbsMax = Map.copyOf(inputAbsMax);
+            for (Map.Entry<String, Float> e : inputAbsMax.entrySet()) {
+                if (!(e.getValue() > 0) || !Float.isFinite(e.getValue())) {
+                    throw new IllegalArgumentException("activation range of " + e.getKey() + " is " + e.getValue() + ", must be finite and > 0");
+                }
+            }
+        }
+    }
+
+    /** Told after each tensor is written. */
+    @FunctionalInterface
+    public interface Listener {
+        void tensorDone(int done, int total, String name);
+    }
+
+    /** One tensor of the file: its role and block. */
+    record Entry(TensorKind kind, int layer) {
+        String name() {
+            return kind.canonicalName(layer);
+        }
+    }
+
+    /** One contiguous layer of the file. */
+    record Stage(String name, List<Entry> entries) {}
+
+    /** The file's layers and their tensors, in file order. */
+    static List<Stage> stages(ModelConfig c) {
+        List<Stage> stages = new ArrayList<>();
+        stages.add(new Stage("embedding", List.of(new Entry(TensorKind.EMBEDDING, 0))));
+        TensorKind[] block = {TensorKind.ATTN_NORM, TensorKind.WQ, TensorKind.WK, TensorKind.WV, TensorKind.WO,
+                TensorKind.FFN_NORM, TensorKind.W_GATE, TensorKind.W_UP, TensorKind.W_DOWN};
+        for (int l = 0; l < c.layers(); l++) {
+            List<Entry> entries = new ArrayList<>();
+            for (TensorKind k : block) entries.add(new Entry(k, l));
+            stages.add(new Stage("layer." + l, entries));
+        }
+        List<Entry> head = new ArrayList<>(List.of(new Entry(TensorKind.FINAL_NORM, 0)));
+        if (!c.tiedEmbeddings()) head.add(new Entry(TensorKind.HEAD, 0));
+        stages.add(new Stage("head", head));
+        return stages;
+    }
+
+    /** Packs {@code source} into {@code out}. */
+    public static void pack(Checkpoint source, Options options, Path out, Listener listener) throws IOException {
+        ModelConfig c = source.config();
+        Vocabulary vocabulary = source.vocabulary().orElseThrow(() -> new IllegalArgumentException(
+                source.source() + ": no tokenizer found; a packed file must carry one (pass --tokenizer)"));
+        checkKeep(c, options.keep());
+        checkPlanCoversModel(source, options);
+        List<Stage> stages = stages(c);
+        int total = stages.stream().mapToInt(s -> s.entries().size()).sum();
+        int done = 0;
+        try (JqwWriter w = new JqwWriter(out)) {
+            for (Stage stage : stages) {
+                w.beginLayer(stage.name());
+                for (Entry e : stage.entries()) {
+                    TensorEncoding.Parts parts = encode(source, e, options);
+                    Tensor t = source.tensor(e.kind(), e.layer());
+                    w.addTensor(e.name(), parts.encoding(), t.shape(), parts.bytes(), attrs(c, e, parts, options));
+                    listener.tensorDone(++done, total, e.name());
+                }
+            }
+            w.finish(metadata(source, vocabulary, options));
+        }
+    }
+
+    /** The parts tensor {@code e} gets from {@code source} under {@code options}: what pack writes and verify expects. */
+    static TensorEncoding.Parts encode(Checkpoint source, Entry e, Options options) {
+        Tensor t = source.tensor(e.kind(), e.layer());
+        if (isFloat(e.kind(), options)) return TensorEncoding.f32(t.toFloats());
+        TensorPlan p = planFor(options.plan(), e, source);
+        if (p.rows() != t.rows() || p.cols() != t.cols()) {
+            throw new IllegalArgumentException("the plan's " + p.name() + " is " + p.rows() + "×" + p.cols() + " but the model's "
+                    + e.name() + " is " + t.rows() + "×" + t.cols());
+        }
+        return TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), p.bits());
+    }
+
+    static boolean isFloat(TensorKind kind, Options options) {
+        return !(kind.isBlockLinear() || KEEPABLE.contains(kind)) || options.keep().contains(kind);
+    }
+
+    /**
+     * The static activation range goes on the weightlet tensor whose matmul reads that input; with tied
+     * embeddings that is token_embd, which the classifier multiplies by.
+     */
+    static Map<String, Object> attrs(ModelConfig c, Entry e, TensorEncoding.Parts parts, Options options) {
+        Map<String, Object> attrs = new LinkedHashMap<>();
+        if (!parts.encoding().equals(TensorEncoding.WEIGHTLET)) return attrs;
+        String matmul = e.kind() == TensorKind.EMBEDDING && c.tiedEmbeddings() ? TensorKind.HEAD.canonicalName(0)
+                : e.kind() == TensorKind.EMBEDDING ? null : e.name();
+        Float max = matmul == null ? null : options.inputAbsMax().get(matmul);
+        if (max != null) attrs.put(TensorEncoding.INPUT_ABS_MAX, (double) max);
+        return attrs;
+    }
+
+    /** The plan entry of a tensor: named canonically ({@code blk.0.attn_q}), with {@code .weight}, or as the source names it. */
+    static TensorPlan planFor(BitPlan plan, Entry e, Checkpoint source) {
+        for (String name : candidateNames(e, source)) {
+            for (TensorPlan p : plan.tensors()) if (p.name().equals(name)) return p;
+        }
+        throw new IllegalArgumentException("the plan has no entry for " + e.name() + " (looked for " + candidateNames(e, source) + ")");
+    }
+
+    private static List<String> candidateNames(Entry e, Checkpoint source) {
+        List<String> names = new ArrayList<>(List.of(e.name(), e.name() + ".weight"));
+        source.sourceName(e.kind(), e.layer()).filter(n -> !names.contains(n)).ifPresent(names::add);
+        return names;
+    }
+
+    private static void checkKeep(ModelConfig c, Set<TensorKind> keep) {
+        if (c.tiedEmbeddings() && keep.contains(TensorKind.EMBEDDING) != keep.contains(TensorKind.HEAD)) {
+            throw new IllegalArgumentException("the embeddings are tied (token_embd is also the classifier): keep both or neither");
+        }
+    }
+
+    /** Every plan entry must be a tensor of this model, so a plan for another model fails loudly. */
+    private static void checkPlanCoversModel(Checkpoint source, Options options) {
+        Set<String> known = new HashSet<>();
+        for (Stage s : stages(source.config())) {
+            for (Entry e : s.entries()) {
+                known.addAll(candidateNames(e, source));
+                if (!isFloat(e.kind(), options)) planFor(options.plan(), e, source);
+            }
+        }
+        if (source.config().tiedEmbeddings()) known.addAll(candidateNames(new Entry(TensorKind.HEAD, 0), source));
+        for (TensorPlan p : options.plan().tensors()) {
+            if (!known.contains(p.name())) throw new IllegalArgumentException("the plan's tensor " + p.name() + " is not in " + source.source());
+        }
+    }
+
+    private static ObjectNode metadata(Checkpoint source, Vocabulary vocabulary, Options options) {
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode meta = json.createObjectNode();
+        meta.put("format", FORMAT);
+        JqwModelMetadata.put(meta, source.config(), source.rope(), vocabulary);
+        ObjectNode q = meta.putObject(QUANTIZATION);
+        q.put("budget", options.plan().budget());
+        q.put("averageBits", options.plan().averageBits());
+        ArrayNode keep = q.putArray("keep");
+        for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
+        q.put("activationScales", !options.inputAbsMax().isEmpty());
+        q.putNull("smoothing");
+        try {
+            meta.set(PLAN, json.readTree(BitPlanJson.toBytes(options.plan())));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return meta;
+    }
+}

@@ -1,0 +1,156 @@
+package jquant.pack.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
+import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
+import jquant.formats.jqw.JqwLayer;
+import jquant.formats.jqw.JqwModelMetadata;
+import jquant.formats.jqw.JqwTensor;
+import jquant.pack.PackedTensor;
+import jquant.quantize.BitPlan;
+import jquant.quantize.BitPlanJson;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code jquant verify}: recomputes every tensor of a packed file from its source checkpoint and the
+ * plan, keep rule and activation ranges recorded in the file, compares every byte, then checks every
+ * layer checksum. Problems name the tensor, the part and (for per-channel parts) the channel of the
+ * first differing byte.
+ */
+public final class PackedModelVerifier {
+
+    private PackedModelVerifier() {}
+
+    /** The outcome: {@link #ok()} only if every byte and every checksum matched. */
+    public record Report(int tensorsChecked, long bytesChecked, List<String> problems) {
+        public Report {
+            problems = List.copyOf(problems);
+        }
+
+        public boolean ok() {
+            return problems.isEmpty();
+        }
+    }
+
+    public static Report verify(Path packed, Checkpoint source, ModelPacker.Listener listener) throws IOException {
+        List<String> problems = new ArrayList<>();
+        int tensors = 0;
+        long bytes = 0;
+        try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
+            if (!JqwModelMetadata.config(file).equals(source.config())) {
+                problems.add("model config differs: file " + JqwModelMetadata.config(file) + ", source " + source.config());
+                return new Report(0, 0, problems);
+            }
+            ModelPacker.Options options = options(file);
+            Set<String> expectedNames = new HashSet<>();
+            List<ModelPacker.Stage> stages = ModelPacker.stages(source.config());
+            int total = stages.stream().mapToInt(s -> s.entries().size()).sum();
+            for (ModelPacker.Stage stage : stages) {
+                for (ModelPacker.Entry e : stage.entries()) {
+                    expectedNames.add(e.name());
+                    JqwTensor t = file.tensors().get(e.name());
+                    String problem = t == null ? e.name() + ": missing from the file" : compare(file, t, stage, ModelPacker.encode(source, e, options));
+                    if (problem != null) problems.add(problem);
+                    tensors++;
+                    if (t != null) for (long[] r : t.parts().values()) bytes += r[1];
+                    listener.tensorDone(tensors, total, e.name());
+                }
+            }
+            for (String name : file.tensors().keySet()) {
+                if (!expectedNames.contains(name)) problems.add(name + ": not a tensor of this model");
+            }
+            for (JqwLayer l : file.layers()) {
+                if (!file.layerChecksumMatches(l)) problems.add("layer " + l.name() + ": checksum mismatch");
+            }
+        }
+        return new Report(tensors, bytes, problems);
+    }
+
+    /** The options the file was packed with, from its metadata and tensor attributes. */
+    static ModelPacker.Options options(JqwFile file) throws CheckpointException {
+        JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
+        if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
+        BitPlan plan;
+        try {
+            plan = BitPlanJson.fromBytes(new ObjectMapper().writeValueAsBytes(planNode));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new CheckpointException(file.path(), "its bit plan is not valid: " + e.getMessage());
+        }
+        Set<TensorKind> keep = EnumSet.noneOf(TensorKind.class);
+        for (JsonNode k : file.metadata().path(ModelPacker.QUANTIZATION).path("keep")) {
+            keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
+                    .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
+        }
+        Map<String, Float> ranges = new HashMap<>();
+        boolean tied = JqwModelMetadata.config(file).tiedEmbeddings();
+        for (JqwTensor t : file.tensors().values()) {
+            if (t.attrs().get(TensorEncoding.INPUT_ABS_MAX) instanceof Number n) {
+                String matmul = tied && t.name().equals(TensorKind.EMBEDDING.canonicalName(0)) ? TensorKind.HEAD.canonicalName(0) : t.name();
+                ranges.put(matmul, n.floatValue());
+            }
+        }
+        return new ModelPacker.Options(plan, keep, ranges);
+    }
+
+    /** Null if the file's tensor is exactly the expected one, else where the first difference is. */
+    private static String compare(JqwFile file, JqwTensor t, ModelPacker.Stage stage, TensorEncoding.Parts expected) {
+        if (!t.encoding().equals(expected.encoding())) {
+            return t.name() + ": encoding " + t.encoding() + ", expected " + expected.encoding();
+        }
+        if (!file.layers().stream().filter(l -> l.name().equals(stage.name())).findFirst()
+                .map(l -> l.tensors().stream().anyMatch(x -> x.name().equals(t.name()))).orElse(false)) {
+            return t.name() + ": not in layer " + stage.name();
+        }
+        if (!t.parts().keySet().equals(expected.bytes().keySet())) {
+            return t.name() + ": parts " + t.parts().keySet() + ", expected " + expected.bytes().keySet();
+        }
+        for (Map.Entry<String, ByteBuffer> p : expected.bytes().entrySet()) {
+            MemorySegment actual = file.part(t, p.getKey());
+            MemorySegment want = MemorySegment.ofBuffer(p.getValue());
+            if (actual.byteSize() != want.byteSize()) {
+                return t.name() + ": part " + p.getKey() + " has " + actual.byteSize() + " bytes, expected " + want.byteSize();
+            }
+            long at = actual.mismatch(want);
+            if (at >= 0) return t.name() + ": part " + p.getKey() + " differs at byte " + at + where(file, t, p.getKey(), at);
+        }
+        return null;
+    }
+
+    /** The channel (row) a byte offset of a part belongs to. */
+    private static String where(JqwFile file, JqwTensor t, String part, long at) {
+        int cols = (int) t.shape()[t.shape().length - 1];
+        return switch (t.encoding() + "/" + part) {
+            case TensorEncoding.F32 + "/" + TensorEncoding.DATA -> " (row " + at / Float.BYTES / cols + ")";
+            case TensorEncoding.WEIGHTLET + "/" + TensorEncoding.SCALES -> " (channel " + at / Float.BYTES + ")";
+            case TensorEncoding.WEIGHTLET + "/" + TensorEncoding.WIDTHS -> " (channel " + at * 8 / 3 + ")";
+            case TensorEncoding.WEIGHTLET + "/" + TensorEncoding.DATA -> " (channel " + dataChannel(file, t, at) + ")";
+            default -> "";
+        };
+    }
+
+    private static String dataChannel(JqwFile file, JqwTensor t, long at) {
+        try {
+            PackedTensor p = TensorEncoding.readWeightlet(file, t).packed();
+            int c = 0;
+            while (c + 1 < p.channels() && p.channelOffset(c + 1) <= at) c++;
+            return Integer.toString(c);
+        } catch (IllegalArgumentException e) {
+            return "unknown: " + e.getMessage();
+        }
+    }
+}

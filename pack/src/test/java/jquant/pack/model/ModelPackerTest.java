@@ -1,0 +1,163 @@
+package jquant.pack.model;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
+import jquant.formats.Checkpoints;
+import jquant.formats.ModelConfig;
+import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
+import jquant.formats.jqw.JqwFile;
+import jquant.formats.jqw.JqwLayer;
+import jquant.formats.jqw.JqwTensor;
+import jquant.formats.llama2c.Llama2cWriter;
+import jquant.formats.synthetic.SyntheticLlama;
+import jquant.pack.VectorWeightletUnpacker;
+import jquant.pack.WeightletLayout;
+import jquant.quantize.BitPlan;
+import jquant.quantize.SymmetricChannelQuantizer;
+import jquant.quantize.TensorPlan;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ModelPackerTest {
+    private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
+
+    private static ModelPacker.Options options(BitPlan plan) {
+        return new ModelPacker.Options(plan, ModelPacker.KEEPABLE, Map.of());
+    }
+
+    @Test
+    void packedStories260KVerifiesHoldsThePlansCodesAndIsDeterministic(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan plan = TestModels.plan(c, 4);
+            Path a = dir.resolve("a.jqw"), b = dir.resolve("b.jqw");
+            ModelPacker.pack(c, options(plan), a, QUIET);
+            ModelPacker.pack(c, options(plan), b, QUIET);
+            assertThat(Files.readAllBytes(b)).isEqualTo(Files.readAllBytes(a));
+
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(a, c, QUIET);
+            assertThat(report.problems()).isEmpty();
+            assertThat(report.tensorsChecked()).isEqualTo(1 + 9 * c.config().layers() + 1);
+
+            try (JqwFile f = JqwFile.open(a)) {
+                assertThat(f.layers()).extracting(JqwLayer::name).containsExactly(
+                        "embedding", "layer.0", "layer.1", "layer.2", "layer.3", "layer.4", "head");
+                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F32);
+                // every channel unpacks to the quantizer's codes for its planned width, with its scale
+                JqwTensor up = f.tensors().get("blk.2.ffn_up");
+                TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(f, up);
+                TensorPlan p = plan.tensor("blk.2.ffn_up");
+                assertThat(w.packed().bits()).containsExactly(IntStream.range(0, p.rows()).map(p::bits).toArray());
+                var source = c.tensor(TensorKind.W_UP, 2);
+                var q = SymmetricChannelQuantizer.quantize(source.toFloats(), source.rows(), source.cols(), p.bits());
+                assertThat(VectorWeightletUnpacker.INSTANCE.unpackTensor(w.packed())).containsExactly(q.values());
+                assertThat(w.scales()).containsExactly(q.scales());
+            }
+        }
+    }
+
+    @Test
+    void aFlippedDataByteIsNamedByVerifyAndFailsLoading(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan plan = TestModels.plan(c, 3);
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, options(plan), f, QUIET);
+            long dataStart;
+            try (JqwFile j = JqwFile.open(f)) {
+                dataStart = j.tensors().get("blk.1.ffn_up").part(TensorEncoding.DATA)[0];
+            }
+            // channel 17's first byte: the widths of channels 0..16 decide where it starts
+            TensorPlan p = plan.tensor("blk.1.ffn_up");
+            long offset = 0;
+            for (int ch = 0; ch < 17; ch++) offset += WeightletLayout.channelBytes(p.bits(ch), p.cols());
+            flip(f, dataStart + offset);
+
+            assertThatThrownBy(() -> JqwFile.open(f)).isInstanceOf(CheckpointException.class)
+                    .hasMessageContaining("checksum mismatch in layer layer.1");
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(f, c, QUIET);
+            assertThat(report.ok()).isFalse();
+            assertThat(report.problems().getFirst())
+                    .isEqualTo("blk.1.ffn_up: part data differs at byte " + offset + " (channel 17)");
+            assertThat(report.problems()).contains("layer layer.1: checksum mismatch");
+        }
+    }
+
+    @Test
+    void aFailedPackLeavesNoFile(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan plan = TestModels.plan(c, 4);
+            Path out = dir.resolve("m.jqw");
+            // --keep none needs the plan to cover token_embd
+            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of()), out, QUIET))
+                    .hasMessageContaining("the plan has no entry for token_embd");
+            // a failure after some layers were written
+            ModelPacker.Listener failing = (done, total, name) -> {
+                if (done == 5) throw new IllegalStateException("interrupted");
+            };
+            assertThatThrownBy(() -> ModelPacker.pack(c, options(plan), out, failing)).hasMessage("interrupted");
+            try (var files = Files.list(dir)) {
+                assertThat(files.toList()).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void keepNonePacksTheTiedEmbeddingWithTheHeadsActivationRange(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = TestModels.stories260K()) {
+            assertThat(c.config().tiedEmbeddings()).isTrue();
+            BitPlan plan = TestModels.plan(c, 6, TensorKind.EMBEDDING);
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of("output", 3.5f, "blk.0.attn_q", 2f)), f, QUIET);
+            try (JqwFile j = JqwFile.open(f)) {
+                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);
+                assertThat(j.tensors().get("token_embd").attrs()).containsEntry(TensorEncoding.INPUT_ABS_MAX, 3.5);
+                assertThat(j.tensors().get("blk.0.attn_q").attrs()).containsEntry(TensorEncoding.INPUT_ABS_MAX, 2.0);
+                assertThat(j.tensors()).doesNotContainKey("output");
+            }
+            assertThat(PackedModelVerifier.verify(f, c, QUIET).problems()).isEmpty();
+        }
+    }
+
+    /** A 4096×4096-class model: the file is Σ bits/8 of its weights plus under 2% of everything else. */
+    @Test
+    void fileSizeIsTheWeightBitsPlusLittleMetadata(@TempDir Path dir) throws IOException {
+        ModelConfig config = new ModelConfig(4096, 256, 1, 32, 1, 256, 64, 10000f, 1e-5f, false);
+        Path model = dir.resolve("big.bin"), tok = dir.resolve("tok.bin");
+        SyntheticLlama synthetic = new SyntheticLlama(config, 7);
+        Llama2cWriter.writeCheckpoint(model, config, synthetic::weights);
+        List<String> pieces = new ArrayList<>(List.of("<unk>", "<s>", "</s>"));
+        for (int i = 3; i < 256; i++) pieces.add("t" + i);
+        Llama2cWriter.writeTokenizer(tok, new Vocabulary(Vocabulary.Kind.SENTENCEPIECE, pieces, new float[256], List.of(), 1, 2, true));
+        try (Checkpoint c = Checkpoints.open(model, tok)) {
+            BitPlan plan = TestModels.plan(c, 4, TensorKind.EMBEDDING, TensorKind.HEAD);
+            Path f = dir.resolve("big.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of()), f, QUIET);
+            long weightBytes = plan.tensors().stream().mapToLong(t -> t.totalChannelBits() * t.cols() / 8).sum();
+            long size = Files.size(f);
+            assertThat(size).isGreaterThan(weightBytes).isLessThan((long) (weightBytes * 1.02));
+            assertThat(PackedModelVerifier.verify(f, c, QUIET).problems()).isEmpty();
+        }
+    }
+
+    static void flip(Path f, long pos) throws IOException {
+        try (RandomAccessFile r = new RandomAccessFile(f.toFile(), "rw")) {
+            r.seek(pos);
+            int b = r.read();
+            r.seek(pos);
+            r.write(b ^ 0x01);
+        }
+    }
+}

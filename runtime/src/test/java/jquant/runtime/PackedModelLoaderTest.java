@@ -1,0 +1,143 @@
+package jquant.runtime;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
+import jquant.formats.Checkpoints;
+import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
+import jquant.pack.model.ModelPacker;
+import jquant.quantize.BitPlan;
+import jquant.quantize.ErrorTable;
+import jquant.quantize.GreedyBitAllocator;
+import jquant.quantize.Metric;
+import jquant.quantize.RelativeError;
+import jquant.quantize.SymmetricChannelQuantizer;
+import jquant.runtime.kernels.ScalarInt8Dot;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PackedModelLoaderTest {
+    private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
+
+    private static Checkpoint stories() throws CheckpointException {
+        return Checkpoints.open(Shared.model("stories260K.bin"), Shared.model("tok512.bin"));
+    }
+
+    private static BitPlan plan(Checkpoint c, double budget) {
+        List<ErrorTable> tables = new ArrayList<>();
+        for (int l = 0; l < c.config().layers(); l++) {
+            for (TensorKind k : TensorKind.values()) {
+                if (!k.isBlockLinear()) continue;
+                var t = c.tensor(k, l);
+                tables.add(RelativeError.table(k.canonicalName(l), t.toFloats(), t.rows(), t.cols(), Metric.APPROX, null));
+            }
+        }
+        return GreedyBitAllocator.allocate(tables, budget);
+    }
+
+    private static int[] text(Checkpoint c, int chars) throws IOException {
+        String s = Files.readString(Shared.data("tinystories-valid-sample.txt")).substring(0, chars);
+        return Tokenizer.of(c.vocabulary().orElseThrow()).encode(s);
+    }
+
+    private static float[] logits(LlamaModel m, int[] tokens) {
+        return m.newSession(tokens.length).forward(tokens, 0);
+    }
+
+    @Test
+    void weightOnlyLogitsEqualAFloatModelOfTheDequantizedWeights(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = stories()) {
+            BitPlan plan = plan(c, 4);
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, Map.of()), f, QUIET);
+            Compute compute = Compute.vector();
+            LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
+            LlamaModel reference = LlamaModel.load(c, compute, (kind, layer, tensor) -> {
+                if (!kind.isBlockLinear()) return dense.create(kind, layer, tensor);
+                var q = SymmetricChannelQuantizer.quantize(tensor.toFloats(), tensor.rows(), tensor.cols(),
+                        plan.tensor(kind.canonicalName(layer)).bits());
+                return new DenseF32Weights(q.dequantize(), tensor.rows(), tensor.cols(), compute);
+            });
+            int[] tokens = text(c, 400);
+            try (JqwFile j = JqwFile.open(f)) {
+                LlamaModel packed = PackedModelLoader.load(j, compute, PackedModelLoader.Mode.WEIGHT_ONLY);
+                float[] a = logits(packed, tokens), b = logits(reference, tokens);
+                assertThat(maxAbsDifference(a, b)).isLessThanOrEqualTo(1e-5f * maxAbs(b));
+            }
+        }
+    }
+
+    @Test
+    void npuModeRefusesAFileWithoutActivationRanges(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = stories()) {
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 4), ModelPacker.KEEPABLE, Map.of()), f, QUIET);
+            try (JqwFile j = JqwFile.open(f)) {
+                assertThatThrownBy(() -> PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU))
+                        .isInstanceOf(CheckpointException.class)
+                        .hasMessageContaining("blk.0.attn_q has no static activation range");
+            }
+        }
+    }
+
+    @Test
+    void w8a8IsCloseToFloatAndTheVectorDotMatchesTheScalarOracle(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = stories()) {
+            int[] calibration = text(c, 3000);
+            Map<String, Float> ranges = ActivationRanges.measure(c, calibration, 256, (done, total) -> {});
+            assertThat(ranges).containsKeys("blk.0.attn_q", "blk.4.ffn_down", "output");
+            assertThat(ranges.get("blk.0.attn_q")).isEqualTo(ranges.get("blk.0.attn_v"));
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 8), ModelPacker.KEEPABLE, ranges), f, QUIET);
+            int[] tokens = Arrays.copyOfRange(text(c, 6000), calibration.length, calibration.length + 200);
+            float[] reference = logits(LlamaModel.load(c), tokens);
+            try (JqwFile j = JqwFile.open(f)) {
+                float[] npu = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU), tokens);
+                float[] oracle = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU, new ScalarInt8Dot()), tokens);
+                assertThat(maxAbsDifference(npu, oracle)).isZero();
+                int vocab = c.config().vocabSize(), agree = 0;
+                double err = 0, norm = 0;
+                for (int i = 0; i < tokens.length; i++) {
+                    if (argmax(npu, i * vocab, vocab) == argmax(reference, i * vocab, vocab)) agree++;
+                }
+                for (int k = 0; k < npu.length; k++) {
+                    err += (npu[k] - reference[k]) * (double) (npu[k] - reference[k]);
+                    norm += reference[k] * (double) reference[k];
+                }
+                System.out.printf("W8A8 vs fp32: top-1 agreement %d/%d, relative logit error %.4f%n", agree, tokens.length, Math.sqrt(err / norm));
+                assertThat(agree).isGreaterThanOrEqualTo(tokens.length * 9 / 10);
+                assertThat(Math.sqrt(err / norm)).isLessThan(0.1);
+            }
+        }
+    }
+
+    private static float maxAbsDifference(float[] a, float[] b) {
+        assertThat(a).hasSameSizeAs(b);
+        float max = 0;
+        for (int i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i] - b[i]));
+        return max;
+    }
+
+    private static float maxAbs(float[] a) {
+        float max = 0;
+        for (float v : a) max = Math.max(max, Math.abs(v));
+        return max;
+    }
+
+    private static int argmax(float[] x, int off, int len) {
+        int best = 0;
+        for (int k = 1; k < len; k++) if (x[off + k] > x[off + best]) best = k;
+        return best;
+    }
+}
