@@ -13,7 +13,7 @@ import java.util.Properties;
  * The {@code jquant} command. Exit codes: 0 success, 1 bad input or a failed check (one line on
  * stderr naming the file and the problem; the stack trace only with {@code --verbose}), 2 usage error.
  */
-@Command(name = "jquant", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+@Command(name = "jquant", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
         subcommands = {InspectCommand.class, RunCommand.class, EvalCommand.class, CalibrateCommand.class, AllocateCommand.class,
                 PackCommand.class, VerifyCommand.class, BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
