@@ -70,6 +70,7 @@ final class EvalCommand implements Callable<Integer> {
         report.put("data", data.toString());
         report.put("ctx", ctx);
         if (LoadedModel.isPacked(model)) report.put("mode", mode.name().replace('_', '-'));
+        report.put("fileBytes", bytesOnDisk(model));
         try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode)) {
             int[] tokens = m.tokenizer().encode(text);
             if (base == null) {
@@ -135,6 +136,14 @@ final class EvalCommand implements Callable<Integer> {
         }
         out.printf("  %.1f s%n", (double) report.get("seconds"));
         out.flush();
+    }
+
+    /** Size of a model file, or of everything in a model folder. */
+    private static long bytesOnDisk(Path path) throws IOException {
+        if (!Files.isDirectory(path)) return Files.size(path);
+        try (var files = Files.walk(path)) {
+            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
     }
 
     /** The whole file as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */

@@ -59,6 +59,14 @@ class RunEvalCommandTest {
                 "--base", shared("stories260K.bin").toString());
         assertThat(cmp.code()).as(cmp.err()).isZero();
         assertThat(cmp.out()).contains("KL divergence", "top-1 agreement");
+
+        CliTest.Result report = run("report", dir.resolve("stories260K.bin.json").toString(), dir.resolve("stories260K-hf.json").toString(),
+                "--out", dir.resolve("report").toString());
+        assertThat(report.code()).as(report.err()).isZero();
+        assertThat(Files.readString(dir.resolve("report/report.md"))).contains("| stories260K.bin | checkpoint | 1,056,540 |");
+        assertThat(dir.resolve("report/report.html")).exists();
+        assertThat(run("report", text.toString(), "--out", dir.resolve("bad").toString()).code()).isEqualTo(1);
+        assertThat(dir.resolve("bad")).doesNotExist();
     }
 
     @Test
