@@ -1,0 +1,90 @@
+package jquant.pack.ternary;
+
+/**
+ * PQ2_0 (PrismML, ggml type 142): 128 ternary weights in 34 bytes, 2.125 bits per weight.
+ *
+ * <pre>
+ *   byte  0      1      2 ........................ 33
+ *        [ d (fp16, LE) ][ qs[0] ........... qs[31] ]
+ *
+ *   qs[j / 4] bits 2·(j mod 4) .. 2·(j mod 4)+1  =  u_j = t_j + 1     (weight j of the block)
+ *
+ *   qs[i]:  bit 7 6 | 5 4 | 3 2 | 1 0
+ *               w4i+3 w4i+2 w4i+1 w4i
+ * </pre>
+ *
+ * <p>Stored code u ∈ {0, 1, 2} means t = u − 1 ∈ {−1, 0, +1}. The container can also hold u = 3;
+ * like PrismML's {@code dequantize_row_pq2_0} we decode it as +2 (no ternary checkpoint produces it,
+ * but every reader and kernel here stays exact for it: the largest product is 2·127).
+ */
+public final class Pq2Block {
+
+    public static final int WEIGHTS = 128;
+    public static final int BYTES = 34;
+    public static final int SCALE_OFFSET = 0;
+    public static final int CODES_OFFSET = 2;
+    public static final int BITS_PER_CODE = 2;
+
+    private Pq2Block() {}
+
+    /** Bytes of one row of {@code cols} weights. */
+    public static long rowBytes(int cols) { return (long) (cols / WEIGHTS) * BYTES; }
+
+    /** Encodes every row of {@code t}, row after row, blocks in column order. */
+    public static byte[] encode(TernaryTensor t) {
+        int nb = t.blocksPerRow();
+        byte[] out = new byte[Math.toIntExact(t.rows() * rowBytes(t.cols()))];
+        for (int r = 0; r < t.rows(); r++) {
+            for (int b = 0; b < nb; b++) {
+                int off = (r * nb + b) * BYTES;
+                putScale(out, off, t.fp16Scale(r, b));
+                for (int j = 0; j < WEIGHTS; j++) {
+                    int u = t.code(r, b * WEIGHTS + j) + 1;
+                    out[off + CODES_OFFSET + j / 4] |= (byte) (u << (BITS_PER_CODE * (j % 4)));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Decodes {@code rows × cols} weights; stored code 3 becomes +2. */
+    public static TernaryTensor decode(String name, byte[] data, int rows, int cols) {
+        checkLength(name, data, rows, cols);
+        int nb = cols / WEIGHTS;
+        float[] scales = new float[rows * nb];
+        byte[] codes = new byte[rows * cols];
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < nb; b++) {
+                int off = (r * nb + b) * BYTES;
+                scales[r * nb + b] = Float.float16ToFloat(scaleBits(data, off));
+                for (int j = 0; j < WEIGHTS; j++) codes[r * cols + b * WEIGHTS + j] = (byte) (storedCode(data, off, j) - 1);
+            }
+        }
+        return new TernaryTensor(name, rows, cols, scales, codes);
+    }
+
+    /** Stored 2-bit code u of weight {@code j} of the block at {@code off}. */
+    public static int storedCode(byte[] data, int off, int j) {
+        return (data[off + CODES_OFFSET + j / 4] >> (BITS_PER_CODE * (j % 4))) & 3;
+    }
+
+    public static short scaleBits(byte[] data, int off) {
+        return (short) ((data[off + SCALE_OFFSET] & 0xFF) | (data[off + SCALE_OFFSET + 1] << 8));
+    }
+
+    static void putScale(byte[] out, int off, short bits) {
+        out[off] = (byte) bits;
+        out[off + 1] = (byte) (bits >> 8);
+    }
+
+    static void checkLength(String name, byte[] data, int rows, int cols) {
+        if (rows <= 0 || cols <= 0 || cols % WEIGHTS != 0) {
+            throw new IllegalArgumentException(name + ": PQ2_0 needs cols a positive multiple of " + WEIGHTS + ", got "
+                    + rows + "×" + cols);
+        }
+        if (data.length != rows * rowBytes(cols)) {
+            throw new IllegalArgumentException(name + ": PQ2_0 " + rows + "×" + cols + " needs " + rows * rowBytes(cols)
+                    + " bytes, got " + data.length);
+        }
+    }
+}

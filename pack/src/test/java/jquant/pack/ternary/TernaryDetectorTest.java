@@ -1,0 +1,73 @@
+package jquant.pack.ternary;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Random;
+import jquant.pack.ternary.TernaryDetector.Granularity;
+import jquant.pack.ternary.TernaryDetector.NotTernaryException;
+import org.junit.jupiter.api.Test;
+
+class TernaryDetectorTest {
+
+    @Test
+    void recoversPerBlockTernaryExactly() {
+        TernaryTensor t = TernaryCodecTest.random(1, 4, 256, false);
+        TernaryTensor found = TernaryDetector.detect("w", t.toFloats(), 4, 256, Granularity.PER_BLOCK);
+        assertThat(found.codes()).isEqualTo(t.codes());
+        for (int i = 0; i < t.scales().length; i++) {
+            // a block with no non-zero code has no scale to find
+            boolean any = false;
+            for (int k = 0; k < 128; k++) any |= t.codes()[i * 128 + k] != 0;
+            if (any) assertThat(found.scales()[i]).isEqualTo(Math.abs(t.scales()[i]));
+        }
+        assertThat(found.toFloats()).isEqualTo(t.toFloats());
+    }
+
+    @Test
+    void perTensorNeedsOneScale() {
+        float[] w = new float[2 * 128];
+        w[3] = 0.25f;
+        w[200] = -0.25f;
+        assertThat(TernaryDetector.detect("w", w, 2, 128, Granularity.PER_TENSOR).toFloats()).isEqualTo(w);
+        w[201] = 0.5f; // a second magnitude: fine per block? no — same row-block as -0.25
+        assertThatThrownBy(() -> TernaryDetector.detect("w", w, 2, 128, Granularity.PER_BLOCK))
+                .isInstanceOf(NotTernaryException.class).hasMessageContaining("row 1 col 72");
+        w[200] = 0f;
+        assertThat(TernaryDetector.detect("w", w, 2, 128, Granularity.PER_BLOCK).toFloats()).isEqualTo(w);
+        assertThatThrownBy(() -> TernaryDetector.detect("w", w, 2, 128, Granularity.PER_TENSOR))
+                .hasMessageContaining("row 0 col 3").hasMessageContaining("0.25");
+    }
+
+    @Test
+    void nearlyTernaryIsNotRounded() {
+        float[] w = new float[128];
+        w[0] = 1f;
+        w[9] = Math.nextDown(1f);
+        assertThatThrownBy(() -> TernaryDetector.detect("blk.3.attn_q", w, 1, 128, Granularity.PER_BLOCK))
+                .hasMessageContaining("blk.3.attn_q").hasMessageContaining("row 0 col 9");
+        w[9] = Float.NaN;
+        assertThatThrownBy(() -> TernaryDetector.detect("w", w, 1, 128, Granularity.PER_BLOCK)).hasMessageContaining("NaN");
+    }
+
+    @Test
+    void absmeanTernarizerFollowsBitNet() {
+        Random rnd = new Random(3);
+        float[] w = new float[4 * 128];
+        for (int i = 0; i < w.length; i++) w[i] = (float) rnd.nextGaussian();
+        TernaryTensor t = Ternarizer.absmean("w", w, 4, 128);
+        double mean = 0;
+        for (float v : w) mean += Math.abs(v);
+        float s = (float) (mean / w.length);
+        for (int i = 0; i < w.length; i++) {
+            float ratio = w[i] / s;
+            int expected = ratio >= 1.5f ? 1 : ratio <= -1.5f ? -1 : (int) Math.rint(ratio);
+            assertThat(t.codes()[i]).isEqualTo((byte) Math.max(-1, Math.min(1, expected)));
+        }
+        assertThat(t.scales()[0]).isEqualTo(Float.float16ToFloat(Float.floatToFloat16(s)));
+        // the result is exactly ternary per tensor, and encodable
+        assertThat(TernaryDetector.detect("w", t.toFloats(), 4, 128, Granularity.PER_TENSOR).codes())
+                .isEqualTo(t.codes());
+        assertThat(Pq2Block.decode("w", Pq2Block.encode(t), 4, 128).toFloats()).isEqualTo(t.toFloats());
+    }
+}

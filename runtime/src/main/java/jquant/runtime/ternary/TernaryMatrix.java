@@ -1,0 +1,62 @@
+package jquant.runtime.ternary;
+
+import jquant.pack.ternary.T2pRepacker;
+import jquant.pack.ternary.T2pShapeException;
+
+/**
+ * A packed ternary weight matrix that multiplies int8-quantized activation columns (see
+ * {@link ActivationBlocks} for the exact output definition). Each implementation has a Vector API
+ * kernel and a plain scalar twin that computes the same integers and, by the same float formula,
+ * the same floats bit for bit.
+ */
+public sealed interface TernaryMatrix permits Pq2Matrix, T2pMatrix, Ptq1Matrix {
+
+    int rows();
+
+    int cols();
+
+    /** Bytes of packed weights (codes and scales) one pass over the matrix reads. */
+    long packedBytes();
+
+    /** {@code y[c][row]} for each column c; one column takes the matvec path, more the prefill tiles. */
+    float[][] multiply(ActivationBlocks... columns);
+
+    /** The integer block dots {@code [c][row · blocks + b]} the vector kernels produce before scaling. */
+    int[][] blockDots(ActivationBlocks... columns);
+
+    /** Scalar twin of {@link #multiply}. */
+    float[][] multiplyScalar(ActivationBlocks... columns);
+
+    /** Scalar twin of {@link #blockDots}. */
+    int[][] blockDotsScalar(ActivationBlocks... columns);
+
+    /** Single-column product into {@code y} (length rows): the decode hot path, no allocation of outputs. */
+    void matvec(ActivationBlocks x, float[] y);
+
+    /** The layout chosen for a PQ2_0 matrix, and why. */
+    record Selection(TernaryMatrix matrix, String reason) {}
+
+    /**
+     * Repacks stock PQ2_0 rows to T2P when the shape allows (rows % 4 == 0, cols % 128 == 0);
+     * otherwise keeps the stock layout and says why. Never a wrong answer, only a slower one.
+     */
+    static Selection select(String name, byte[] pq2, int rows, int cols, RowPool pool) {
+        try {
+            return new Selection(new T2pMatrix(T2pRepacker.repack(name, pq2, rows, cols), rows, cols, pool),
+                    name + ": repacked to T2P row pairs");
+        } catch (T2pShapeException e) {
+            return new Selection(new Pq2Matrix(pq2, rows, cols, pool), e.getMessage());
+        }
+    }
+
+    /** Checks a batch of columns against a matrix of {@code cols} inputs. */
+    static void checkColumns(int cols, ActivationBlocks[] columns) {
+        if (columns.length == 0) throw new IllegalArgumentException("no activation columns");
+        for (int c = 0; c < columns.length; c++) {
+            if (columns[c].cols() != cols) {
+                throw new IllegalArgumentException("column " + c + " has " + columns[c].cols() + " values, matrix has "
+                        + cols + " inputs");
+            }
+        }
+    }
+}

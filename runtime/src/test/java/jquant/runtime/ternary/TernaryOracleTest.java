@@ -1,0 +1,263 @@
+package jquant.runtime.ternary;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import jquant.pack.ternary.Pq2Block;
+import jquant.pack.ternary.Ptq1Block;
+import jquant.pack.ternary.T2pBlock;
+import jquant.pack.ternary.T2pShapeException;
+import jquant.pack.ternary.TernaryTensor;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The integer oracle: every kernel (vector and scalar twin, decode and prefill) against a plain loop
+ * over the ternary codes, exactly — integer block dots compared before any float, then the floats
+ * of the shared formula compared bit for bit.
+ */
+class TernaryOracleTest {
+
+    enum Format { PQ2_0, T2P, PTQ1_0 }
+
+    enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
+
+    static final int[] WIDTHS = {1, 2, 3, 4, 5, 7, 8};
+    static final RowPool TWO_THREADS = new RowPool(2);
+
+    @AfterAll
+    static void closePool() { TWO_THREADS.close(); }
+
+    static TernaryTensor codes(long seed, int rows, int cols, boolean plusTwo) {
+        Random rnd = new Random(seed);
+        byte[] codes = new byte[rows * cols];
+        for (int i = 0; i < codes.length; i++) codes[i] = (byte) (rnd.nextInt(plusTwo ? 4 : 3) - 1);
+        float[] scales = new float[rows * cols / 128];
+        for (int i = 0; i < scales.length; i++) {
+            scales[i] = Float.float16ToFloat(Float.floatToFloat16((rnd.nextFloat() - 0.5f) * 0.02f));
+        }
+        return new TernaryTensor("w", rows, cols, scales, codes);
+    }
+
+    static ActivationBlocks column(Activations kind, int cols, Random rnd) {
+        byte[] q = new byte[cols];
+        for (int i = 0; i < cols; i++) {
+            q[i] = (byte) switch (kind) {
+                case RANDOM -> rnd.nextInt(255) - 127;
+                case ZEROS -> 0;
+                case CONSTANT -> 37;
+                case EXTREME -> (i / 3) % 2 == 0 ? 127 : -127;
+            };
+        }
+        float[] scales = new float[cols / 128];
+        for (int b = 0; b < scales.length; b++) scales[b] = kind == Activations.ZEROS ? 0f : rnd.nextFloat() * 0.05f + 1e-3f;
+        return ActivationBlocks.ofIntegers(q, scales);
+    }
+
+    /** The plain loop: dot[row][b] = Σ code · q. */
+    static int[] oracleDots(TernaryTensor t, ActivationBlocks x) {
+        int nb = t.cols() / 128;
+        int[] dots = new int[t.rows() * nb];
+        for (int r = 0; r < t.rows(); r++) {
+            for (int c = 0; c < t.cols(); c++) dots[r * nb + c / 128] += t.code(r, c) * x.q(c);
+        }
+        return dots;
+    }
+
+    /** The float formula of {@link ActivationBlocks} over the oracle's ints. */
+    static float[] oracleOutputs(TernaryTensor t, int[] dots, ActivationBlocks x) {
+        int nb = t.cols() / 128;
+        float[] y = new float[t.rows()];
+        for (int r = 0; r < t.rows(); r++) {
+            float acc = 0f;
+            for (int b = 0; b < nb; b++) acc = acc + dots[r * nb + b] * (t.scale(r, b) * x.scale(b));
+            y[r] = acc;
+        }
+        return y;
+    }
+
+    static TernaryMatrix pack(Format f, TernaryTensor t, RowPool pool) throws T2pShapeException {
+        return switch (f) {
+            case PQ2_0 -> new Pq2Matrix(Pq2Block.encode(t), t.rows(), t.cols(), pool);
+            case T2P -> new T2pMatrix(T2pBlock.encode(t), t.rows(), t.cols(), pool);
+            case PTQ1_0 -> new Ptq1Matrix(Ptq1Block.encode(t), t.rows(), t.cols(), pool);
+        };
+    }
+
+    static Stream<Arguments> cases() {
+        List<Arguments> all = new ArrayList<>();
+        for (Format f : Format.values())
+            for (int rows : new int[] {4, 8, 12})
+                for (int cols : new int[] {256, 512, 1024})
+                    for (Activations a : Activations.values())
+                        for (int width : WIDTHS) all.add(Arguments.of(f, rows, cols, a, width));
+        return all.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1}×{2} {3} width {4}")
+    @MethodSource("cases")
+    void kernelsEqualThePlainLoopExactly(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+        long seed = 31L * rows + 7L * cols + width + 1000L * kind.ordinal();
+        TernaryTensor t = codes(seed, rows, cols, f != Format.PTQ1_0);
+        Random rnd = new Random(seed + 1);
+        ActivationBlocks[] xs = new ActivationBlocks[width];
+        for (int c = 0; c < width; c++) xs[c] = column(kind, cols, rnd);
+
+        TernaryMatrix m = pack(f, t, width % 2 == 0 ? TWO_THREADS : RowPool.inline());
+        int[][] vectorDots = m.blockDots(xs), scalarDots = m.blockDotsScalar(xs);
+        float[][] vectorY = m.multiply(xs), scalarY = m.multiplyScalar(xs);
+        for (int c = 0; c < width; c++) {
+            int[] dots = oracleDots(t, xs[c]);
+            float[] y = oracleOutputs(t, dots, xs[c]);
+            assertThat(vectorDots[c]).as("vector dots, column %d", c).isEqualTo(dots);
+            assertThat(scalarDots[c]).as("scalar dots, column %d", c).isEqualTo(dots);
+            assertThat(vectorY[c]).as("vector floats, column %d", c).isEqualTo(y);
+            assertThat(scalarY[c]).as("scalar floats, column %d", c).isEqualTo(y);
+        }
+        float[] single = new float[rows];
+        m.matvec(xs[0], single);
+        assertThat(single).isEqualTo(vectorY[0]);
+    }
+
+    static Stream<Arguments> oddBlockCounts() {
+        List<Arguments> all = new ArrayList<>();
+        for (Format f : Format.values())
+            for (int cols : new int[] {128, 384, 640, 1152})
+                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, cols, Activations.RANDOM, width));
+        return all.stream();
+    }
+
+    /** Blocks per row not a multiple of the kernels' loop units (2 for PTQ1_0, 4 for PQ2_0 and T2P). */
+    @ParameterizedTest(name = "{0} {1}×{2} width {4}")
+    @MethodSource("oddBlockCounts")
+    void oddBlockCountsAreExactToo(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+        kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
+    }
+
+    /** Shapes that cross the kernels' tiling: more rows than a batch, more blocks than a decode chunk. */
+    @ParameterizedTest(name = "{0} {1}×{2}")
+    @MethodSource("tiledShapes")
+    void tilesAndBatchesAreExact(Format f, int rows, int cols) throws Exception {
+        TernaryTensor t = codes(rows + cols, rows, cols, f != Format.PTQ1_0);
+        Random rnd = new Random(cols);
+        ActivationBlocks[] xs = new ActivationBlocks[5];
+        for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
+        for (RowPool pool : new RowPool[] {RowPool.inline(), TWO_THREADS}) {
+            TernaryMatrix m = pack(f, t, pool);
+            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
+                int[][] got = m.blockDots(batch);
+                float[][] y = m.multiply(batch);
+                for (int c = 0; c < batch.length; c++) {
+                    int[] dots = oracleDots(t, batch[c]);
+                    assertThat(got[c]).isEqualTo(dots);
+                    assertThat(y[c]).isEqualTo(oracleOutputs(t, dots, batch[c]));
+                }
+            }
+        }
+    }
+
+    static Stream<Arguments> tiledShapes() {
+        int rows = 4 * (T2pMatrix.GROUP_BATCH + 1), cols = 128 * (T2pMatrix.CHUNK_BLOCKS + 5);
+        return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
+    }
+
+    @Test
+    void t2pConvertsEveryFiniteFp16ScaleExactly() throws Exception {
+        short[] special = {0x0000, (short) 0x8000, 0x0001, (short) 0x8001, 0x03FF, 0x0400, 0x3C00, (short) 0xBC00, 0x7BFF,
+                (short) 0xFBFF, 0x1234, (short) 0x9876};
+        TernaryTensor base = codes(77, 4, 128 * special.length, true);
+        float[] scales = new float[4 * special.length];
+        for (int r = 0; r < 4; r++) {
+            for (int b = 0; b < special.length; b++) scales[r * special.length + b] = Float.float16ToFloat(special[(b + 3 * r) % special.length]);
+        }
+        TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
+        ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
+        TernaryMatrix m = pack(Format.T2P, t, RowPool.inline());
+        assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+        assertThat(m.multiply(x, x)[1]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+    }
+
+    @Test
+    void t2pRefusesInfiniteOrNanScales() throws Exception {
+        byte[] data = T2pBlock.encode(codes(79, 4, 256, false));
+        data[136 + 2 * 2 + 1] = (byte) 0x7C;   // row 2 of the second block: +inf
+        assertThatThrownBy(() -> new T2pMatrix(data, 4, 256, RowPool.inline())).hasMessageContaining("non-finite scale for row 2");
+    }
+
+    @Test
+    void t2pRepackAndStockGiveIdenticalDots() {
+        TernaryTensor t = codes(5, 12, 1024, true);
+        Random rnd = new Random(6);
+        ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
+                column(Activations.RANDOM, 1024, rnd)};
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", Pq2Block.encode(t), 12, 1024, RowPool.inline());
+        assertThat(sel.matrix()).isInstanceOf(T2pMatrix.class);
+        TernaryMatrix stock = new Pq2Matrix(Pq2Block.encode(t), 12, 1024, RowPool.inline());
+        assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
+        assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
+        assertThat(sel.matrix().multiply(xs)).isDeepEqualTo(stock.multiply(xs));
+    }
+
+    static Stream<Arguments> rejectedShapes() {
+        return Stream.of(Arguments.of(1, 256), Arguments.of(2, 512), Arguments.of(3, 128), Arguments.of(5, 1024),
+                Arguments.of(6, 256), Arguments.of(7, 384), Arguments.of(9, 512), Arguments.of(10, 128));
+    }
+
+    @ParameterizedTest(name = "{0}×{1} keeps the stock layout")
+    @MethodSource("rejectedShapes")
+    void selectorKeepsStockForRowsNotMultipleOfFourAndStaysExact(int rows, int cols) {
+        TernaryTensor t = codes(rows * 100L + cols, rows, cols, true);
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.2.attn_k", Pq2Block.encode(t), rows, cols, RowPool.inline());
+        assertThat(sel.matrix()).isInstanceOf(Pq2Matrix.class);
+        assertThat(sel.reason()).contains("blk.2.attn_k").contains(rows + "×" + cols).contains("stock");
+        ActivationBlocks[] xs = {column(Activations.RANDOM, cols, new Random(rows)), column(Activations.EXTREME, cols, new Random(1))};
+        int[][] dots = sel.matrix().blockDots(xs);
+        for (int c = 0; c < xs.length; c++) assertThat(dots[c]).isEqualTo(oracleDots(t, xs[c]));
+    }
+
+    @Test
+    void colsNotMultipleOf128AreRefusedEverywhere() {
+        assertThatThrownBy(() -> TernaryMatrix.select("w", new byte[4 * 34], 4, 200, RowPool.inline()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("128");
+        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 4, 192, RowPool.inline())).hasMessageContaining("cols % 128");
+        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 6, 128, RowPool.inline())).hasMessageContaining("rows % 4");
+    }
+
+    @Test
+    void mismatchedColumnsAreRefused() throws Exception {
+        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), RowPool.inline());
+        assertThatThrownBy(() -> m.multiply(column(Activations.ZEROS, 512, new Random(1))))
+                .hasMessageContaining("512 values").hasMessageContaining("256 inputs");
+    }
+
+    @Test
+    void quantizedActivationsFollowTheDefinition() {
+        Random rnd = new Random(9);
+        float[] x = new float[384];
+        for (int i = 0; i < 256; i++) x[i] = (float) rnd.nextGaussian() * (i < 128 ? 1f : 1e-3f);
+        ActivationBlocks a = ActivationBlocks.quantize(x);   // block 2 stays all zero
+        for (int b = 0; b < 3; b++) {
+            float max = 0f;
+            int sum = 0, peak = 0;
+            for (int i = b * 128; i < b * 128 + 128; i++) max = Math.max(max, Math.abs(x[i]));
+            assertThat(a.scale(b)).isEqualTo(max / 127f);
+            for (int i = b * 128; i < b * 128 + 128; i++) {
+                int expected = max == 0f ? 0 : (int) Math.rint(x[i] / (max / 127f));
+                assertThat(a.q(i)).isEqualTo((byte) expected);
+                sum += a.q(i);
+                peak = Math.max(peak, Math.abs(a.q(i)));
+            }
+            assertThat(a.sum(b)).isEqualTo(sum);
+            assertThat(peak).isEqualTo(max == 0f ? 0 : 127);
+        }
+        x[5] = Float.NaN;
+        assertThatThrownBy(() -> ActivationBlocks.quantize(x)).hasMessageContaining("NaN");
+    }
+}
