@@ -50,6 +50,10 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for .bin checkpoints (model and base).")
     Path tokenizer;
 
+    @Option(names = "--kernels", defaultValue = "auto", paramLabel = "<kernels>",
+            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
+    String kernels;
+
     @Spec
     CommandSpec spec;
 
@@ -65,7 +69,7 @@ final class EvalCommand implements Callable<Integer> {
         report.put("model", model.toString());
         report.put("data", data.toString());
         report.put("ctx", ctx);
-        try (LoadedModel m = LoadedModel.open(model, tokenizer)) {
+        try (LoadedModel m = LoadedModel.open(model, tokenizer, KernelChoice.parse(kernels))) {
             int[] tokens = m.tokenizer().encode(text);
             if (base == null) {
                 Perplexity.Result r;
@@ -74,7 +78,7 @@ final class EvalCommand implements Callable<Integer> {
                 }
                 report.put("result", result(r));
             } else {
-                try (LoadedModel b = LoadedModel.open(base, tokenizer)) {
+                try (LoadedModel b = LoadedModel.open(base, tokenizer, KernelChoice.parse(kernels))) {
                     if (!b.checkpoint().vocabulary().orElseThrow().pieces().equals(m.checkpoint().vocabulary().orElseThrow().pieces())) {
                         throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
                     }

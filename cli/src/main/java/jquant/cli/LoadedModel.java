@@ -4,6 +4,7 @@ import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.formats.Vocabulary;
+import jquant.runtime.Compute;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Tokenizer;
 
@@ -16,8 +17,9 @@ record LoadedModel(Checkpoint checkpoint, LlamaModel model, Tokenizer tokenizer)
      * Opens any checkpoint jquant reads and loads it on the Vector API runtime.
      *
      * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
+     * @param kernels   how linear layers multiply ({@link KernelChoice}: ternary kernels or float)
      */
-    static LoadedModel open(Path path, Path tokenizer) throws CheckpointException {
+    static LoadedModel open(Path path, Path tokenizer, KernelChoice kernels) throws CheckpointException {
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
@@ -31,7 +33,8 @@ record LoadedModel(Checkpoint checkpoint, LlamaModel model, Tokenizer tokenizer)
             } catch (UnsupportedOperationException e) {
                 throw new CheckpointException(path, e.getMessage());
             }
-            return new LoadedModel(c, LlamaModel.load(c), t);
+            Compute compute = Compute.vector();
+            return new LoadedModel(c, LlamaModel.load(c, kernels.modelCompute(c), kernels.factory(compute)), t);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;

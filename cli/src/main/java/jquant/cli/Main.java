@@ -15,7 +15,7 @@ import java.util.Properties;
  */
 @Command(name = "jquant", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
-        subcommands = {InspectCommand.class, RunCommand.class, EvalCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {InspectCommand.class, RunCommand.class, EvalCommand.class, DemoCommand.class, TernarizeCommand.class, RepackCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     /** Read by the exception handler from the original arguments; declared here so every command accepts it. */
