@@ -17,6 +17,8 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -113,7 +115,11 @@ final class TernarizeCommand implements Callable<Integer> {
         }
         TernaryTensor flat = Ternarizer.absmean(t.name(), w, w.length / TernaryTensor.BLOCK, TernaryTensor.BLOCK);
         if (target == DType.F32 || t.cols() % TernaryTensor.BLOCK != 0) {
-            Tensor floats = new Tensor(t.name(), t.shape(), DType.F32, MemorySegment.ofArray(flat.toFloats()));
+            float[] values = flat.toFloats();
+            // a byte[]-backed segment: the writer hands tensor data to a channel as a ByteBuffer
+            MemorySegment bytes = MemorySegment.ofArray(new byte[4 * values.length]);
+            MemorySegment.copy(values, 0, bytes, ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, values.length);
+            Tensor floats = new Tensor(t.name(), t.shape(), DType.F32, bytes);
             return new Result(floats, target == DType.F32 ? null
                     : "cols " + t.cols() + " not a multiple of 128: exact ternary F32 (one scale per tensor)");
         }
