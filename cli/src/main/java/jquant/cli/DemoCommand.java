@@ -53,6 +53,7 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "inspect", modelFile.toString());
         step(log, "run", modelFile.toString(), "-p", "Once upon a time", "-n", "24");
         step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
+        step(log, "ternarize", modelFile.toString(), "--out", out.resolve("model-ternary.gguf").toString(), "--type", "t2p");
         return 0;
     }
 

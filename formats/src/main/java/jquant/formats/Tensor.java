@@ -56,7 +56,7 @@ public record Tensor(String name, long[] shape, DType dtype, MemorySegment data)
     public float[] toFloats() {
         requireDecodable();
         float[] out = new float[Math.toIntExact(elements())];
-        Dequantizer.of(dtype, cols()).dequantize(data, out, 0, out.length);
+        Dequantizer.of(dtype, shape.length == 0 ? 1 : cols()).dequantize(data, out, 0, out.length);
         return out;
     }
 
