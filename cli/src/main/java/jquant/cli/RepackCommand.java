@@ -11,6 +11,7 @@ import jquant.formats.gguf.GgufWriter;
 import jquant.pack.ternary.T2pShapeException;
 import jquant.pack.ternary.TernaryDetector;
 import jquant.pack.ternary.TernaryTensor;
+import jquant.runtime.TernaryWeightsFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -65,7 +66,7 @@ final class RepackCommand implements Callable<Integer> {
             List<Tensor> written = new ArrayList<>();
             List<String> repacked = new ArrayList<>(), kept = new ArrayList<>();
             for (Tensor t : c.tensors().values()) {
-                boolean ternaryType = TernaryGguf.isTernaryType(t.dtype());
+                boolean ternaryType = TernaryWeightsFactory.isTernaryType(t.dtype());
                 if (!ternaryType && !linear.contains(t.name())) {
                     written.add(t);
                     continue;

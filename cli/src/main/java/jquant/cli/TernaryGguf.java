@@ -51,10 +51,6 @@ final class TernaryGguf {
         Format(DType dtype) { this.dtype = dtype; }
     }
 
-    static boolean isTernaryType(DType t) {
-        return t == DType.PQ2_0 || t == DType.TQ2_0 || t == DType.PTQ1_0 || t == DType.T2P;
-    }
-
     /** The codes and scales of a tensor stored in a ternary type, exactly as stored. */
     static TernaryTensor decode(Tensor t) {
         byte[] data = t.data().toArray(ValueLayout.JAVA_BYTE);

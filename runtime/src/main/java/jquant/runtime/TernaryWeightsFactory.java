@@ -47,6 +47,8 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     /** What one tensor became: its name, the kernel (or "dense f32") and why. */
     public record Decision(String tensor, String kernel, String reason) {}
 
+    private static final String DENSE = "dense f32";
+
     private static volatile RowPool common;
 
     private final Compute compute;
@@ -117,13 +119,6 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
             return List.copyOf(decisions);
         }
     }
-
-    /** How many tensors run on ternary kernels. */
-    public long ternaryCount() {
-        return decisions().stream().filter(d -> !d.kernel().equals(DENSE)).count();
-    }
-
-    private static final String DENSE = "dense f32";
 
     @Override
     public LinearWeights create(TensorKind kind, int layer, Tensor tensor) {
