@@ -121,21 +121,27 @@ final class TernaryGguf {
 
     /**
      * The source's tensors by GGUF name, in order: a GGUF's own; any other format's under the canonical
-     * names ({@code blk.0.attn_q.weight}), the classifier left out when tied.
+     * names ({@code blk.0.attn_q.weight}) in llama.cpp's order (embedding, each block, final norm,
+     * classifier), the classifier left out when tied.
      */
     static SequencedMap<String, Tensor> sourceTensors(Checkpoint c) {
         if (c instanceof GgufCheckpoint) return c.tensors();
         SequencedMap<String, Tensor> out = new LinkedHashMap<>();
-        for (TensorKind kind : TensorKind.values()) {
-            int layers = kind.perLayer() ? c.config().layers() : 1;
-            for (int l = 0; l < layers; l++) {
-                if (kind == TensorKind.HEAD && c.config().tiedEmbeddings()) continue;
-                Tensor t = c.tensor(kind, l);
-                String name = kind.canonicalName(l) + ".weight";
-                out.put(name, new Tensor(name, t.shape(), t.dtype(), t.data()));
+        put(out, c, TensorKind.EMBEDDING, 0);
+        for (int l = 0; l < c.config().layers(); l++) {
+            for (TensorKind kind : TensorKind.values()) {
+                if (kind.perLayer()) put(out, c, kind, l);
             }
         }
+        put(out, c, TensorKind.FINAL_NORM, 0);
+        if (!c.config().tiedEmbeddings()) put(out, c, TensorKind.HEAD, 0);
         return out;
+    }
+
+    private static void put(SequencedMap<String, Tensor> out, Checkpoint c, TensorKind kind, int layer) {
+        Tensor t = c.tensor(kind, layer);
+        String name = kind.canonicalName(layer) + ".weight";
+        out.put(name, new Tensor(name, t.shape(), t.dtype(), t.data()));
     }
 
     /** GGUF names of the seven linear matrices of every block. */
