@@ -145,9 +145,9 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
             }
             case F32, F16, BF16 -> {
                 float[] w = tensor.toFloats();
-                String why = exactTernaryOrWhyNot(tensor, w);
-                if (why != null) return dense(w, rows, cols, name, why);
-                pq2 = Pq2Block.encode(TernaryDetector.detect(name, w, rows, cols, TernaryDetector.Granularity.PER_BLOCK));
+                ExactTernary exact = exactTernary(tensor, w);
+                if (exact.tensor() == null) return dense(w, rows, cols, name, exact.whyNot());
+                pq2 = Pq2Block.encode(exact.tensor());
                 from = "exactly ternary " + tensor.dtype() + " (packed to PQ2_0)";
             }
             default -> {
@@ -159,21 +159,25 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         return ternary(s.matrix(), name, from + "; " + s.reason());
     }
 
-    /** Null if {@code w} is exactly ternary per 128-block with fp16 scales, else the reason it is not. */
-    private static String exactTernaryOrWhyNot(Tensor tensor, float[] w) {
+    /** A float matrix as ternary codes and fp16 scales, or why it cannot be one. */
+    private record ExactTernary(TernaryTensor tensor, String whyNot) {}
+
+    private static ExactTernary exactTernary(Tensor tensor, float[] w) {
         if (tensor.cols() % TernaryTensor.BLOCK != 0) {
-            return "cols " + tensor.cols() + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits";
+            return new ExactTernary(null, "cols " + tensor.cols() + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
         }
         TernaryTensor t;
         try {
             t = TernaryDetector.detect(tensor.name(), w, tensor.rows(), tensor.cols(), TernaryDetector.Granularity.PER_BLOCK);
         } catch (TernaryDetector.NotTernaryException e) {
-            return "not ternary (" + e.getMessage() + ")";
+            return new ExactTernary(null, "not ternary (" + e.getMessage() + ")");
         }
         for (float s : t.scales()) {
-            if (Float.float16ToFloat(Float.floatToFloat16(s)) != s) return "ternary but its scale " + s + " is not an fp16 value";
+            if (Float.float16ToFloat(Float.floatToFloat16(s)) != s) {
+                return new ExactTernary(null, "ternary but its scale " + s + " is not an fp16 value");
+            }
         }
-        return null;
+        return new ExactTernary(t, null);
     }
 
     private LinearWeights ternary(TernaryMatrix m, String name, String reason) {
