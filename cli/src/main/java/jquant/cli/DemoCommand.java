@@ -56,6 +56,7 @@ final class DemoCommand implements Callable<Integer> {
         Path stats = out.resolve("stats.gguf");
         step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
         step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", out.resolve("plan.json").toString());
+        step(log, "ternarize", modelFile.toString(), "--out", out.resolve("model-ternary.gguf").toString(), "--type", "t2p");
         return 0;
     }
 

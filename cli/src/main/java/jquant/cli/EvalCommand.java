@@ -54,6 +54,10 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for .bin checkpoints (model and base).")
     Path tokenizer;
 
+    @Option(names = "--kernels", defaultValue = "auto", paramLabel = "<kernels>",
+            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
+    String kernels;
+
     @Spec
     CommandSpec spec;
 
@@ -71,7 +75,7 @@ final class EvalCommand implements Callable<Integer> {
         report.put("ctx", ctx);
         if (LoadedModel.isPacked(model)) report.put("mode", mode.name().replace('_', '-'));
         report.put("fileBytes", bytesOnDisk(model));
-        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode)) {
+        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
             int[] tokens = m.tokenizer().encode(text);
             if (base == null) {
                 Perplexity.Result r;
@@ -80,7 +84,7 @@ final class EvalCommand implements Callable<Integer> {
                 }
                 report.put("result", result(r));
             } else {
-                try (LoadedModel b = LoadedModel.open(base, tokenizer, mode.mode)) {
+                try (LoadedModel b = LoadedModel.open(base, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
                     if (!b.vocabulary().pieces().equals(m.vocabulary().pieces())) {
                         throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
                     }

@@ -28,14 +28,17 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
      * {@code mode}, and loads it on the Vector API runtime.
      *
      * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
+     * @param mode      how a packed file's weights run (ignored for checkpoints)
+     * @param kernels   how a checkpoint's linear layers multiply ({@link KernelChoice}: ternary kernels or float)
      */
-    static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode) throws CheckpointException {
+    static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) throws CheckpointException {
         if (isPacked(path)) return openPacked(path, mode);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
-            return new LoadedModel(path, v, LlamaModel.load(c), tokenizer(path, v, c.config().vocabSize()), c);
+            LlamaModel model = LlamaModel.load(c, kernels.modelCompute(c), kernels.factory(Compute.vector()));
+            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), c);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;

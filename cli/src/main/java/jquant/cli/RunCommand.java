@@ -42,6 +42,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--ids", description = "Also print the generated token ids on a last line.")
     boolean ids;
 
+    @Option(names = "--kernels", defaultValue = "auto", paramLabel = "<kernels>",
+            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
+    String kernels;
+
     @Spec
     CommandSpec spec;
 
@@ -50,7 +54,7 @@ final class RunCommand implements Callable<Integer> {
         if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
-        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode)) {
+        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
             int[] promptIds = m.tokenizer().encode(prompt);
             if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");
             int count = Math.min(tokens, m.model().config().maxSeqLen() - promptIds.length + 1);

@@ -36,6 +36,14 @@ public enum DType {
     PQ2_0(142, 128, 34),
     /** PrismML ternary, base-3 five trits per byte: 24 + 2 code bytes then fp16 d per 128 weights. */
     PTQ1_0(143, 128, 28),
+    /**
+     * jquant's ternary row-pair layout (seed 000, {@link jquant.formats.quant.T2PDequantizer}): one
+     * 136-byte block holds 4 rows × 128 weights, so a tensor needs rows that are a multiple of
+     * {@link #rowGroup() 4}; per 128 weights that is 34 bytes, PQ2_0's size. GGUF id 1000 is outside
+     * ggml's enum (jquant's private range starts there); ggml-based readers refuse the file, jquant
+     * reads it.
+     */
+    T2P(1000, 128, 34, 4),
 
     // Known to ggml, not decoded by jquant: exact sizes so files holding them open for inspection.
     Q8_1(9, 32, 36, false),
@@ -58,16 +66,26 @@ public enum DType {
     private final int blockSize;
     private final int blockBytes;
     private final boolean decodable;
+    private final int rowGroup;
 
     DType(int ggmlId, int blockSize, int blockBytes) {
-        this(ggmlId, blockSize, blockBytes, true);
+        this(ggmlId, blockSize, blockBytes, true, 1);
+    }
+
+    DType(int ggmlId, int blockSize, int blockBytes, int rowGroup) {
+        this(ggmlId, blockSize, blockBytes, true, rowGroup);
     }
 
     DType(int ggmlId, int blockSize, int blockBytes, boolean decodable) {
+        this(ggmlId, blockSize, blockBytes, decodable, 1);
+    }
+
+    DType(int ggmlId, int blockSize, int blockBytes, boolean decodable, int rowGroup) {
         this.ggmlId = ggmlId;
         this.blockSize = blockSize;
         this.blockBytes = blockBytes;
         this.decodable = decodable;
+        this.rowGroup = rowGroup;
     }
 
     public int ggmlId() { return ggmlId; }
@@ -80,6 +98,13 @@ public enum DType {
 
     public boolean isQuantized() { return blockSize > 1; }
 
+    /**
+     * Rows whose bytes are interleaved in one stored unit: 1 for every row-major type, 4 for
+     * {@link #T2P}. A tensor's row count must be a multiple of it, and one row can only be read by
+     * decoding its whole group.
+     */
+    public int rowGroup() { return rowGroup; }
+
     /** Whether {@link Dequantizer#of} can decode this type; the others are known only by their size. */
     public boolean isDecodable() { return decodable; }
 
@@ -91,6 +116,10 @@ public enum DType {
         if (rowLength % blockSize != 0) {
             throw new IllegalArgumentException(
                     this + " needs rows that are a multiple of " + blockSize + " elements, got " + rowLength);
+        }
+        if (rowGroup > 1 && (elements / rowLength) % rowGroup != 0) {
+            throw new IllegalArgumentException(
+                    this + " stores rows in groups of " + rowGroup + ", got " + elements / rowLength + " rows");
         }
         return elements / blockSize * blockBytes;
     }

@@ -16,6 +16,7 @@ import jquant.formats.quant.Q5_KDequantizer;
 import jquant.formats.quant.Q6_KDequantizer;
 import jquant.formats.quant.Q8_0Dequantizer;
 import jquant.formats.quant.Q8_KDequantizer;
+import jquant.formats.quant.T2PDequantizer;
 import jquant.formats.quant.TQ1_0Dequantizer;
 import jquant.formats.quant.TQ2_0Dequantizer;
 
@@ -28,6 +29,15 @@ public interface Dequantizer {
     /** Decodes {@code count} elements (a whole number of blocks) from {@code src} into {@code dst[offset..]}. */
     void dequantize(MemorySegment src, float[] dst, int offset, int count);
 
+    /**
+     * The decoder of {@code type} for rows of {@code rowLength} elements: the same as {@link #of(DType)}
+     * except for types whose blocks span several rows ({@link DType#rowGroup()} &gt; 1), whose decoders
+     * need the row length and decode whole row groups.
+     */
+    static Dequantizer of(DType type, int rowLength) {
+        return type == DType.T2P ? new T2PDequantizer(rowLength) : of(type);
+    }
+
     ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -38,6 +48,8 @@ public interface Dequantizer {
      */
     static Dequantizer of(DType type) {
         return switch (type) {
+            case T2P -> throw new UnsupportedOperationException(
+                    "T2P interleaves 4 rows per block: its decoder needs the row length (Dequantizer.of(type, rowLength))");
             case F32 -> (src, dst, off, n) -> MemorySegment.copy(src, F32, 0, dst, off, n);
             case F16 -> (src, dst, off, n) -> {
                 for (int i = 0; i < n; i++) dst[off + i] = Float.float16ToFloat(src.get(I16, 2L * i));

@@ -56,22 +56,25 @@ public record Tensor(String name, long[] shape, DType dtype, MemorySegment data)
     public float[] toFloats() {
         requireDecodable();
         float[] out = new float[Math.toIntExact(elements())];
-        Dequantizer.of(dtype).dequantize(data, out, 0, out.length);
+        Dequantizer.of(dtype, shape.length == 0 ? 1 : cols()).dequantize(data, out, 0, out.length);
         return out;
     }
 
     /**
-     * One row (output channel) as float32.
+     * One row (output channel) as float32. For a type whose blocks span a {@link DType#rowGroup() group}
+     * of rows, the whole group is decoded and the row taken from it.
      *
      * @throws UnsupportedOperationException if the dtype is not {@link DType#isDecodable() decodable}
      */
     public float[] row(int r) {
         requireDecodable();
         int cols = cols();
-        long rowBytes = dtype.byteSize(cols, cols);
-        float[] out = new float[cols];
-        Dequantizer.of(dtype).dequantize(data.asSlice(r * rowBytes, rowBytes), out, 0, cols);
-        return out;
+        int group = dtype.rowGroup();
+        java.util.Objects.checkIndex(r, rows());
+        long groupBytes = dtype.byteSize((long) group * cols, cols);
+        float[] decoded = new float[group * cols];
+        Dequantizer.of(dtype, cols).dequantize(data.asSlice(r / group * groupBytes, groupBytes), decoded, 0, decoded.length);
+        return group == 1 ? decoded : Arrays.copyOfRange(decoded, r % group * cols, (r % group + 1) * cols);
     }
 
     private void requireDecodable() {

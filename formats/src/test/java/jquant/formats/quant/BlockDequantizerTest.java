@@ -181,7 +181,7 @@ class BlockDequantizerTest {
     void exactlyTheDecodableTypesHaveADecoder() {
         for (DType t : DType.values()) {
             if (t.isDecodable()) {
-                assertThat(Dequantizer.of(t)).as(t.name()).isNotNull();
+                assertThat(Dequantizer.of(t, t.blockSize())).as(t.name()).isNotNull();
             } else {
                 assertThatThrownBy(() -> Dequantizer.of(t)).as(t.name()).isInstanceOf(UnsupportedOperationException.class)
                         .hasMessageContainingAll(t.name(), "id " + t.ggmlId());
@@ -194,7 +194,7 @@ class BlockDequantizerTest {
         for (DType t : DType.values()) {
             if (!t.isQuantized() || !t.isDecodable()) continue;
             byte[] bytes = new byte[t.blockBytes() * 2];
-            assertThatThrownBy(() -> Dequantizer.of(t).dequantize(MemorySegment.ofArray(bytes), new float[t.blockSize() * 2], 0, t.blockSize() + 1))
+            assertThatThrownBy(() -> Dequantizer.of(t, t.blockSize()).dequantize(MemorySegment.ofArray(bytes), new float[t.blockSize() * 2], 0, t.blockSize() + 1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole blocks");
         }
     }

@@ -1,0 +1,42 @@
+package jquant.cli;
+
+import jquant.formats.Checkpoint;
+import jquant.runtime.Compute;
+import jquant.runtime.LinearWeightsFactory;
+import jquant.runtime.TernaryWeightsFactory;
+
+/**
+ * {@code --kernels}: how {@code run} and {@code eval} multiply by the weights. {@code auto} runs
+ * ternary tensors (and exactly ternary float matrices) on the integer ternary kernels in their stored
+ * layout, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P row pairs
+ * at load where the shape allows; {@code float} decodes every tensor to float32 (the comparison
+ * baseline: activations are then not quantized).
+ */
+enum KernelChoice {
+    AUTO, T2P, FLOAT;
+
+    /** The factory the model loader asks for each linear layer. */
+    LinearWeightsFactory factory(Compute compute) {
+        return switch (this) {
+            case AUTO -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.STOCK);
+            case T2P -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.T2P);
+            case FLOAT -> LinearWeightsFactory.dense(compute);
+        };
+    }
+
+    /**
+     * What norms, attention and softmax run on: the scalar kernels when ternary kernels are in play
+     * (bit-reproducible across JIT tiers; see {@link TernaryWeightsFactory#mayHoldTernary}), else the
+     * Vector API.
+     */
+    Compute modelCompute(Checkpoint c) {
+        return this != FLOAT && TernaryWeightsFactory.mayHoldTernary(c) ? Compute.scalar() : Compute.vector();
+    }
+
+    static KernelChoice parse(String name) {
+        for (KernelChoice k : values()) {
+            if (k.name().equalsIgnoreCase(name)) return k;
+        }
+        throw new IllegalArgumentException("unknown --kernels '" + name + "' (auto, t2p, float)");
+    }
+}

@@ -1,0 +1,175 @@
+package jquant.cli;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
+import jquant.formats.DType;
+import jquant.formats.ModelConfig;
+import jquant.formats.RopeConvention;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
+import jquant.formats.gguf.GgufCheckpoint;
+import jquant.formats.gguf.GgufType;
+import jquant.formats.gguf.GgufValue;
+import jquant.pack.ternary.Pq2Block;
+import jquant.pack.ternary.Ptq1Block;
+import jquant.pack.ternary.T2pBlock;
+import jquant.pack.ternary.T2pShapeException;
+import jquant.pack.ternary.TernaryTensor;
+import jquant.pack.ternary.Tq2Block;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SequencedMap;
+import java.util.Set;
+
+/**
+ * What {@code ternarize} and {@code repack} share: reading any ternary tensor into a
+ * {@link TernaryTensor}, encoding one into a GGUF tensor of a ternary type, the GGUF metadata of a
+ * source checkpoint (copied whole from a GGUF, built from the config and vocabulary otherwise), and
+ * the check that an output carries every source key.
+ */
+final class TernaryGguf {
+    /** Prefix of the keys these commands add; the only source keys they may overwrite. */
+    static final String KEY_PREFIX = "jquant.ternary.";
+
+    private TernaryGguf() {}
+
+    /** The ternary GGUF types a command can write, by their {@code --format} / {@code --type} name. */
+    enum Format {
+        pq2_0(DType.PQ2_0), tq2_0(DType.TQ2_0), ptq1_0(DType.PTQ1_0), t2p(DType.T2P);
+
+        final DType dtype;
+
+        Format(DType dtype) { this.dtype = dtype; }
+    }
+
+    /** The codes and scales of a tensor stored in a ternary type, exactly as stored. */
+    static TernaryTensor decode(Tensor t) {
+        byte[] data = t.data().toArray(ValueLayout.JAVA_BYTE);
+        return switch (t.dtype()) {
+            case PQ2_0 -> Pq2Block.decode(t.name(), data, t.rows(), t.cols());
+            case TQ2_0 -> Tq2Block.decode(t.name(), data, t.rows(), t.cols());
+            case PTQ1_0 -> Ptq1Block.decode(t.name(), data, t.rows(), t.cols());
+            case T2P -> {
+                try {
+                    yield T2pBlock.decode(t.name(), data, t.rows(), t.cols());
+                } catch (T2pShapeException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);   // a T2P tensor on file always has a T2P shape
+                }
+            }
+            default -> throw new IllegalArgumentException(t.name() + " is " + t.dtype() + ", not a ternary type");
+        };
+    }
+
+    /**
+     * {@code t} as a GGUF tensor of {@code type} with {@code shape}.
+     *
+     * @throws T2pShapeException when {@code type} is T2P and the shape does not fit it
+     */
+    static Tensor encode(TernaryTensor t, long[] shape, DType type) throws T2pShapeException {
+        byte[] data = switch (type) {
+            case PQ2_0 -> Pq2Block.encode(t);
+            case TQ2_0 -> Tq2Block.encode(t);
+            case PTQ1_0 -> Ptq1Block.encode(t);
+            case T2P -> T2pBlock.encode(t);
+            default -> throw new IllegalArgumentException(type + " is not a ternary type");
+        };
+        return new Tensor(t.name(), shape, type, MemorySegment.ofArray(data));
+    }
+
+    /** Every metadata key of a GGUF source, in order; for other formats, the llama keys and tokenizer. */
+    static SequencedMap<String, GgufValue> sourceMetadata(Checkpoint c) throws CheckpointException {
+        if (c instanceof GgufCheckpoint g) return new LinkedHashMap<>(g.file().metadata());
+        if (c.rope() != RopeConvention.ADJACENT_PAIRS) {
+            throw new CheckpointException(c.source(), "its q/k rows use " + c.rope() + " RoPE; GGUF llama files use adjacent pairs"
+                    + " (convert the checkpoint to GGUF or llama2.c first)");
+        }
+        ModelConfig m = c.config();
+        SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
+        kv.put("general.architecture", GgufValue.string("llama"));
+        kv.put("general.name", GgufValue.string(Objects.toString(c.source().getFileName())));
+        kv.put("llama.embedding_length", GgufValue.uint32(m.dim()));
+        kv.put("llama.feed_forward_length", GgufValue.uint32(m.hiddenDim()));
+        kv.put("llama.block_count", GgufValue.uint32(m.layers()));
+        kv.put("llama.attention.head_count", GgufValue.uint32(m.heads()));
+        kv.put("llama.attention.head_count_kv", GgufValue.uint32(m.kvHeads()));
+        kv.put("llama.vocab_size", GgufValue.uint32(m.vocabSize()));
+        kv.put("llama.context_length", GgufValue.uint32(m.maxSeqLen()));
+        kv.put("llama.rope.freq_base", GgufValue.float32(m.ropeTheta()));
+        kv.put("llama.attention.layer_norm_rms_epsilon", GgufValue.float32(m.rmsEps()));
+        Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(c.source(),
+                "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
+        kv.put("tokenizer.ggml.model", GgufValue.string(v.kind() == Vocabulary.Kind.SENTENCEPIECE ? "llama" : "gpt2"));
+        kv.put("tokenizer.ggml.tokens", GgufValue.stringArray(v.pieces()));
+        List<GgufValue> scores = new ArrayList<>(v.size());
+        for (int i = 0; i < v.size(); i++) scores.add(GgufValue.float32(v.scores()[i]));
+        kv.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
+        if (!v.merges().isEmpty()) kv.put("tokenizer.ggml.merges", GgufValue.stringArray(v.merges()));
+        kv.put("tokenizer.ggml.bos_token_id", GgufValue.uint32(v.bos()));
+        kv.put("tokenizer.ggml.eos_token_id", GgufValue.uint32(v.eos()));
+        kv.put("tokenizer.ggml.add_bos_token", GgufValue.bool(v.addBos()));
+        return kv;
+    }
+
+    /**
+     * The source's tensors by GGUF name, in order: a GGUF's own; any other format's under the canonical
+     * names ({@code blk.0.attn_q.weight}) in llama.cpp's order (embedding, each block, final norm,
+     * classifier), the classifier left out when tied.
+     */
+    static SequencedMap<String, Tensor> sourceTensors(Checkpoint c) {
+        if (c instanceof GgufCheckpoint) return c.tensors();
+        SequencedMap<String, Tensor> out = new LinkedHashMap<>();
+        put(out, c, TensorKind.EMBEDDING, 0);
+        for (int l = 0; l < c.config().layers(); l++) {
+            for (TensorKind kind : TensorKind.values()) {
+                if (kind.perLayer()) put(out, c, kind, l);
+            }
+        }
+        put(out, c, TensorKind.FINAL_NORM, 0);
+        if (!c.config().tiedEmbeddings()) put(out, c, TensorKind.HEAD, 0);
+        return out;
+    }
+
+    private static void put(SequencedMap<String, Tensor> out, Checkpoint c, TensorKind kind, int layer) {
+        Tensor t = c.tensor(kind, layer);
+        String name = kind.canonicalName(layer) + ".weight";
+        out.put(name, new Tensor(name, t.shape(), t.dtype(), t.data()));
+    }
+
+    /** GGUF names of the seven linear matrices of every block. */
+    static Set<String> blockLinearNames(Checkpoint c, Map<String, Tensor> gguf) {
+        Set<String> names = new LinkedHashSet<>();
+        for (TensorKind kind : TensorKind.values()) {
+            if (!kind.isBlockLinear()) continue;
+            for (int l = 0; l < c.config().layers(); l++) {
+                String name = c instanceof GgufCheckpoint ? c.sourceName(kind, l).orElseThrow() : kind.canonicalName(l) + ".weight";
+                if (gguf.containsKey(name)) names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /**
+     * Refuses an output metadata map that drops or changes a source key (keys under
+     * {@value #KEY_PREFIX} excepted: they describe this very write).
+     */
+    static void requireCarried(Path source, Map<String, GgufValue> from, Map<String, GgufValue> to) {
+        for (var e : from.entrySet()) {
+            if (e.getKey().startsWith(KEY_PREFIX)) continue;
+            GgufValue v = to.get(e.getKey());
+            if (v == null) throw new IllegalStateException("refusing to write: metadata key " + e.getKey() + " of " + source + " would be dropped");
+            if (!v.equals(e.getValue())) {
+                throw new IllegalStateException("refusing to write: metadata key " + e.getKey() + " of " + source + " would change from "
+                        + e.getValue().toJava() + " to " + v.toJava());
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package jquant.cli;
+
+import jquant.cli.demo.DemoVocabulary;
+import jquant.formats.CheckpointException;
+import jquant.formats.DType;
+import jquant.formats.Tensor;
+import jquant.formats.Vocabulary;
+import jquant.formats.gguf.GgufFile;
+import jquant.formats.gguf.GgufValue;
+import jquant.formats.gguf.GgufWriter;
+import jquant.formats.llama2c.Llama2cWriter;
+import jquant.formats.synthetic.SyntheticLlama;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SequencedMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static jquant.cli.CliTest.run;
+import static jquant.cli.CliTest.shared;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@code ternarize}, {@code repack} and the ternary runtime end to end: the same ternary model in
+ * its stock layout and repacked to T2P (on file, or at load with {@code --kernels t2p}) gives the
+ * same printed perplexity and the same greedy tokens; metadata survives; non-ternary input is
+ * refused with the value named; shapes T2P cannot hold keep their layout, reported.
+ */
+class TernaryCommandsTest {
+
+    private static final Pattern PERPLEXITY = Pattern.compile("perplexity\\s+(\\S+ ± \\S+)");
+
+    /** The first ~1,500 characters of the TinyStories validation sample, at a line end. */
+    private static Path shortText(Path dir) throws Exception {
+        Path sample = Path.of(System.getProperty("jquant.shared", "../shared"), "data", "tinystories-valid-sample.txt");
+        String text = Files.readString(sample);
+        Path out = dir.resolve("short.txt");
+        Files.writeString(out, text.substring(0, text.indexOf('\n', 1500) + 1));
+        return out;
+    }
+
+    private static String perplexity(String model, Path text, String... extra) {
+        String[] args = new String[]{"eval", model, "--data", text.toString(), "--ctx", "128"};
+        CliTest.Result r = run(concat(args, extra));
+        assertThat(r.code()).as(r.err()).isZero();
+        Matcher m = PERPLEXITY.matcher(r.out());
+        assertThat(m.find()).as(r.out()).isTrue();
+        return m.group(1);
+    }
+
+    private static String greedyIds(String model, String... extra) {
+        CliTest.Result r = run(concat(new String[]{"run", model, "-p", "Once upon a time", "-n", "24", "--ids"}, extra));
+        assertThat(r.code()).as(r.err()).isZero();
+        String[] lines = r.out().strip().split("\n");
+        return lines[lines.length - 1];
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    private static Map<DType, Integer> typeCounts(Path gguf) throws CheckpointException {
+        Map<DType, Integer> counts = new LinkedHashMap<>();
+        try (GgufFile f = GgufFile.open(gguf)) {
+            for (Tensor t : f.tensors().values()) counts.merge(t.dtype(), 1, Integer::sum);
+        }
+        return counts;
+    }
+
+    /** Asserts stock file, T2P file and stock file with T2P at load agree on perplexity and greedy tokens. */
+    private static void assertSameModel(Path stock, Path t2p, Path text) {
+        String ppl = perplexity(stock.toString(), text);
+        assertThat(perplexity(t2p.toString(), text)).isEqualTo(ppl);
+        assertThat(perplexity(stock.toString(), text, "--kernels", "t2p")).isEqualTo(ppl);
+        String ids = greedyIds(stock.toString());
+        assertThat(greedyIds(t2p.toString())).isEqualTo(ids);
+        assertThat(greedyIds(stock.toString(), "--kernels", "t2p")).isEqualTo(ids);
+    }
+
+    @Test
+    void ternarizedGeneratedModelRunsIdenticallyStockAndT2p(@TempDir Path dir) throws Exception {
+        Vocabulary vocab = DemoVocabulary.build(DemoCommand.demoText(), DemoCommand.DEMO_CONFIG.vocabSize());
+        Path bin = dir.resolve("model.bin");
+        Llama2cWriter.writeTokenizer(dir.resolve("tokenizer.bin"), vocab);
+        Llama2cWriter.writeCheckpoint(bin, DemoCommand.DEMO_CONFIG, new SyntheticLlama(DemoCommand.DEMO_CONFIG, 7)::weights);
+        Path stock = dir.resolve("ternary.gguf"), t2p = dir.resolve("ternary-t2p.gguf");
+
+        CliTest.Result t = run("ternarize", bin.toString(), "--out", stock.toString());
+        assertThat(t.code()).as(t.err()).isZero();
+        assertThat(t.out()).contains("14 matrices ternarized, 0 in a fallback layout");
+        assertThat(typeCounts(stock)).containsEntry(DType.PQ2_0, 14);
+        CliTest.Result p = run("repack", stock.toString(), "--format", "t2p", "--out", t2p.toString());
+        assertThat(p.code()).as(p.err()).isZero();
+        assertThat(typeCounts(t2p)).containsEntry(DType.T2P, 14).doesNotContainKey(DType.PQ2_0);
+
+        Path text = dir.resolve("story.txt");
+        Files.writeString(text, DemoCommand.demoText(), StandardCharsets.UTF_8);
+        assertSameModel(stock, t2p, text);
+    }
+
+    @Test
+    void tinystoriesTernaryTq2AndF32MatchTheirT2pRepack(@TempDir Path dir) throws Exception {
+        Path tq2 = shared("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf");
+        Path f32 = shared("tinystories-6M-ternary/tinystories-6M-ternary-f32.gguf");
+        Path t2p = dir.resolve("t2p.gguf");
+        CliTest.Result r = run("repack", tq2.toString(), "--format", "t2p", "--out", t2p.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("42 tensors as T2P, 0 kept their layout");
+        Path text = shortText(dir);
+        assertSameModel(tq2, t2p, text);
+        // the exact float file, detected ternary at load, is the same model
+        assertThat(perplexity(f32.toString(), text)).isEqualTo(perplexity(tq2.toString(), text));
+        assertThat(greedyIds(f32.toString())).isEqualTo(greedyIds(tq2.toString()));
+        Path fromF32 = dir.resolve("from-f32.gguf");
+        assertThat(run("repack", f32.toString(), "--format", "t2p", "--out", fromF32.toString()).code()).isZero();
+        assertThat(Files.readAllBytes(fromF32)).isNotEmpty();
+        assertThat(perplexity(fromF32.toString(), text)).isEqualTo(perplexity(t2p.toString(), text));
+    }
+
+    @Test
+    void stories260kShapesFitNoBlockLayoutAndAreReported(@TempDir Path dir) throws Exception {
+        Path stock = dir.resolve("s.gguf"), t2p = dir.resolve("s-t2p.gguf");
+        CliTest.Result t = run("ternarize", shared("stories260K-f32.gguf").toString(), "--out", stock.toString());
+        assertThat(t.code()).as(t.err()).isZero();
+        assertThat(t.out()).contains("35 matrices ternarized, 35 in a fallback layout", "cols 64 not a multiple of 128", "cols 172 not a multiple of 128");
+        CliTest.Result p = run("repack", stock.toString(), "--format", "t2p", "--out", t2p.toString());
+        assertThat(p.code()).as(p.err()).isZero();
+        assertThat(p.out()).contains("0 tensors as T2P, 35 kept their layout");
+        try (GgufFile f = GgufFile.open(t2p)) {
+            assertThat(f.metadata().get("jquant.ternary.kept").asArray().elements()).hasSize(35)
+                    .allSatisfy(v -> assertThat(v.asString()).contains("kept F32"));
+        }
+        // every tensor kept: the "T2P" file holds the stock file's bytes, so it is the same model
+        try (GgufFile a = GgufFile.open(stock); GgufFile b = GgufFile.open(t2p)) {
+            assertThat(b.tensors().keySet()).containsExactlyElementsOf(a.tensors().keySet());
+            for (Tensor x : a.tensors().values()) {
+                Tensor y = b.tensors().get(x.name());
+                assertThat(y.dtype()).isEqualTo(x.dtype());
+                assertThat(x.data().mismatch(y.data())).as(x.name()).isEqualTo(-1L);
+            }
+        }
+        // and the matrices really are ternary floats now, one scale per tensor
+        try (GgufFile f = GgufFile.open(stock)) {
+            float[] w = f.tensors().get("blk.0.ffn_down.weight").toFloats();
+            float s = 0f;
+            for (float v : w) s = Math.max(s, Math.abs(v));
+            for (float v : w) assertThat(v).isIn(-s, 0f, s);
+        }
+    }
+
+    @Test
+    void everySourceMetadataKeySurvivesARepack(@TempDir Path dir) throws Exception {
+        Path tq2 = shared("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf");
+        Path withKey = dir.resolve("hadamard.gguf"), out = dir.resolve("out.gguf");
+        SequencedMap<String, GgufValue> source;
+        try (GgufFile f = GgufFile.open(tq2)) {
+            source = new LinkedHashMap<>(f.metadata());
+            source.put("prism.hadamard.size", GgufValue.uint32(64));
+            source.put("prism.hadamard.layers", GgufValue.stringArray(java.util.List.of("attn_q", "ffn_down")));
+            GgufWriter.write(withKey, source, f.tensors().values());
+        }
+        for (String format : new String[]{"t2p", "pq2_0", "ptq1_0"}) {
+            CliTest.Result r = run("repack", withKey.toString(), "--format", format, "--out", out.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            try (GgufFile f = GgufFile.open(out)) {
+                for (var e : source.entrySet()) assertThat(f.metadata()).as(format).containsEntry(e.getKey(), e.getValue());
+                assertThat(f.metadata().get("jquant.ternary.layout").asString()).isEqualTo(format);
+                assertThat(f.metadata().get("jquant.ternary.repacked").asArray().elements()).hasSize(42);
+            }
+        }
+        Map<String, GgufValue> dropped = new LinkedHashMap<>(source);
+        dropped.remove("prism.hadamard.size");
+        assertThatThrownBy(() -> TernaryGguf.requireCarried(withKey, source, dropped))
+                .hasMessageContaining("prism.hadamard.size").hasMessageContaining("dropped");
+        Map<String, GgufValue> changed = new LinkedHashMap<>(source);
+        changed.put("prism.hadamard.size", GgufValue.uint32(32));
+        assertThatThrownBy(() -> TernaryGguf.requireCarried(withKey, source, changed)).hasMessageContaining("would change from 64 to 32");
+    }
+
+    @Test
+    void nonTernaryInputIsRefusedWithTheValueNamed(@TempDir Path dir) {
+        Path out = dir.resolve("out.gguf");
+        CliTest.Result r = run("repack", shared("tinystories-6M/tinystories-6M-f32.gguf").toString(), "--format", "t2p", "--out", out.toString());
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).containsPattern("jquant: blk\\.0\\.\\w+\\.weight: weight at row \\d+ col \\d+ is -?\\d\\.\\d+.*not one of \\{-s, 0, \\+s\\}");
+        assertThat(Files.exists(out)).isFalse();
+        CliTest.Result bad = run("repack", shared("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf").toString(), "--format", "q4_0", "--out", out.toString());
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("unknown ternary type 'q4_0'");
+    }
+}

@@ -1,0 +1,43 @@
+package jquant.runtime;
+
+import java.util.Arrays;
+import jquant.runtime.ternary.ActivationBlocks;
+import jquant.runtime.ternary.TernaryMatrix;
+
+/**
+ * A linear layer on a packed ternary matrix ({@link TernaryMatrix}): each input row is quantized to
+ * int8 per block of 128 ({@link ActivationBlocks#quantize}), then multiplied by the integer kernels —
+ * the matvec (decode) path for one token, the prefill tiles for more. The result is the kernels'
+ * shared formula, so every ternary layout of the same weights gives the same floats bit for bit.
+ */
+public final class TernaryLinearWeights implements LinearWeights {
+    private final TernaryMatrix matrix;
+
+    public TernaryLinearWeights(TernaryMatrix matrix) {
+        this.matrix = matrix;
+    }
+
+    /** The kernel matrix (its class names the layout). */
+    public TernaryMatrix matrix() { return matrix; }
+
+    @Override
+    public int inFeatures() { return matrix.cols(); }
+
+    @Override
+    public int outFeatures() { return matrix.rows(); }
+
+    @Override
+    public void matmul(float[] x, int n, float[] out) {
+        int in = matrix.cols(), rows = matrix.rows();
+        if (n == 1) {
+            float[] y = new float[rows];
+            matrix.matvec(ActivationBlocks.quantize(Arrays.copyOf(x, in)), y);
+            System.arraycopy(y, 0, out, 0, rows);
+            return;
+        }
+        ActivationBlocks[] columns = new ActivationBlocks[n];
+        for (int i = 0; i < n; i++) columns[i] = ActivationBlocks.quantize(Arrays.copyOfRange(x, i * in, (i + 1) * in));
+        float[][] y = matrix.multiply(columns);
+        for (int i = 0; i < n; i++) System.arraycopy(y[i], 0, out, i * rows, rows);
+    }
+}
