@@ -22,8 +22,8 @@ import java.util.SequencedMap;
  * {@code context} tokens, each run from an empty cache; like llama.cpp's perplexity, every window
  * after the first starts with BOS in place of its first token, so every window looks like a text
  * start to the model. Logits are computed for every position so the classifier is observed too.
- * The model runs on {@link ReproducibleKernels}, whose rounding does not change with JIT
- * compilation, so the same text, model and options always give bit-identical stats.
+ * The runtime's kernels round the same way in every JIT tier (fixed-order lane sums, {@code Math.exp}),
+ * so the same text, model and options always give bit-identical stats.
  *
  * <pre>{@code
  * CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), (stage, done, total) -> {});
@@ -70,7 +70,7 @@ public final class Calibrator {
         int[] tokens = Arrays.copyOf(all, Math.min(all.length, options.maxTokens()));
         if (tokens.length < 2) throw new IllegalArgumentException("the calibration text gives only " + tokens.length + " token(s)");
 
-        Compute compute = ReproducibleKernels.compute();
+        Compute compute = Compute.vector();
         ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed());
         LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
         int context = Math.min(options.context(), c.maxSeqLen());

@@ -28,7 +28,7 @@ class CalibratorTest {
         CalibrationStats stats = Shared.storiesStats();
         // An independent observer (on the same kernels) records max |x| and max |o| over the first window (512 tokens) of the same text.
         Map<String, float[]> inMax = new HashMap<>(), outMax = new HashMap<>();
-        Compute compute = ReproducibleKernels.compute();
+        Compute compute = Compute.vector();
         try (Checkpoint c = Shared.stories260K()) {
             LlamaModel model = LlamaModel.load(c, compute, (kind, layer, tensor) -> observed(kind, layer, tensor, compute, inMax, outMax));
             int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 512);

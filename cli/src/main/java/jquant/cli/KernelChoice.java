@@ -1,6 +1,5 @@
 package jquant.cli;
 
-import jquant.formats.Checkpoint;
 import jquant.runtime.Compute;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.TernaryWeightsFactory;
@@ -22,15 +21,6 @@ enum KernelChoice {
             case T2P -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.T2P);
             case FLOAT -> LinearWeightsFactory.dense(compute);
         };
-    }
-
-    /**
-     * What norms, attention and softmax run on: the scalar kernels when ternary kernels are in play
-     * (bit-reproducible across JIT tiers; see {@link TernaryWeightsFactory#mayHoldTernary}), else the
-     * Vector API.
-     */
-    Compute modelCompute(Checkpoint c) {
-        return this != FLOAT && TernaryWeightsFactory.mayHoldTernary(c) ? Compute.scalar() : Compute.vector();
     }
 
     static KernelChoice parse(String name) {

@@ -37,7 +37,7 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
         try {
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
-            LlamaModel model = LlamaModel.load(c, kernels.modelCompute(c), kernels.factory(Compute.vector()));
+            LlamaModel model = LlamaModel.load(c, Compute.vector(), kernels.factory(Compute.vector()));
             return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), c);
         } catch (CheckpointException | RuntimeException e) {
             c.close();

@@ -101,8 +101,8 @@ final class GridKernel {
                 dv = d.fma(vf, dv);
                 vv = v.mul(v).add(vv);
             }
-            sumDD += dd.reduceLanes(VectorOperators.ADD);
-            sumDV += dv.reduceLanes(VectorOperators.ADD);
+            sumDD += laneSum(dd);
+            sumDV += laneSum(dv);
             sumVV += vv.reduceLanesToLong(VectorOperators.ADD);
         }
         double[] tail = new double[3];
@@ -110,5 +110,15 @@ final class GridKernel {
         out[0] = sumDD + tail[0];
         out[1] = sumDV + tail[1];
         out[2] = sumVV + tail[2];
+    }
+
+    /**
+     * Lanes summed first to last: {@code reduceLanes(ADD)} leaves a float sum's order open and the
+     * interpreter and C2 differ, which could flip a near-tied clip choice between runs.
+     */
+    private static double laneSum(FloatVector v) {
+        double sum = 0;
+        for (float lane : v.toArray()) sum += lane;
+        return sum;
     }
 }

@@ -4,7 +4,6 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import jquant.formats.Checkpoint;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -82,35 +81,6 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     /** Whether {@code type} is one of the packed ternary types this factory runs on integer kernels. */
     public static boolean isTernaryType(DType type) {
         return type == DType.PQ2_0 || type == DType.TQ2_0 || type == DType.PTQ1_0 || type == DType.T2P;
-    }
-
-    /**
-     * Whether {@code c} may hold ternary linear layers: a tensor of a ternary type, or a block linear
-     * float matrix whose first row is exactly ternary per 128-block (the factory checks whole tensors).
-     * A model that does should run its float parts (norms, attention, softmax) on
-     * {@link Compute#scalar()}: the Vector API's lane reductions and exp round differently across JIT
-     * tiers, and the int8 activation rounding of the ternary kernels turns such an ulp into a different
-     * code, so the same model would not give the same numbers twice (nor stock and T2P layouts the same).
-     */
-    public static boolean mayHoldTernary(Checkpoint c) {
-        for (Tensor t : c.tensors().values()) {
-            if (isTernaryType(t.dtype())) return true;
-        }
-        for (TensorKind kind : TensorKind.values()) {
-            if (!kind.isBlockLinear()) continue;
-            for (int l = 0; l < c.config().layers(); l++) {
-                Tensor t = c.tensor(kind, l);
-                boolean isFloat = t.dtype() == DType.F32 || t.dtype() == DType.F16 || t.dtype() == DType.BF16;
-                if (!isFloat || t.cols() % TernaryTensor.BLOCK != 0) continue;
-                try {
-                    TernaryDetector.detect(t.name(), t.row(0), 1, t.cols(), TernaryDetector.Granularity.PER_BLOCK);
-                    return true;
-                } catch (TernaryDetector.NotTernaryException e) {
-                    // this matrix is plain float; look at the others
-                }
-            }
-        }
-        return false;
     }
 
     /** Each tensor's kernel and reason, in load order. */

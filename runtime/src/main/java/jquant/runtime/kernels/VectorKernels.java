@@ -158,7 +158,27 @@ public final class VectorKernels implements Kernels {
     private static float finish(FloatVector acc, float[] a, int aOff, float[] b, int bOff, int bound, int len) {
         float tail = 0f;
         for (int k = bound; k < len; k++) tail += a[aOff + k] * b[bOff + k];
-        return acc.reduceLanes(VectorOperators.ADD) + tail;
+        return laneSum(acc) + tail;
+    }
+
+    /**
+     * Sum of the lanes, first to last. {@code reduceLanes(ADD)} leaves the order of a float sum
+     * unspecified, and the interpreter and C2 do pick different orders, so the same input could round
+     * differently before and after compilation; a fixed order keeps every result reproducible.
+     */
+    private static float laneSum(FloatVector v) {
+        float[] lanes = v.toArray();
+        float sum = 0f;
+        for (float lane : lanes) sum += lane;
+        return sum;
+    }
+
+    /**
+     * {@code x[k] = exp(x[k] - shift)} with {@link Math#exp}, which HotSpot computes identically in
+     * every tier; the Vector API's lanewise EXP does not (a Java fallback before C2, a library call after).
+     */
+    private static void expShifted(float[] x, int off, int len, float shift) {
+        for (int k = 0; k < len; k++) x[off + k] = (float) Math.exp(x[off + k] - shift);
     }
 
     @Override
@@ -193,7 +213,7 @@ public final class VectorKernels implements Kernels {
             FloatVector v = FloatVector.fromArray(F, x, xOff + k);
             acc = v.fma(v, acc);
         }
-        float ss = acc.reduceLanes(VectorOperators.ADD);
+        float ss = laneSum(acc);
         for (; k < size; k++) ss += x[xOff + k] * x[xOff + k];
         float scale = (float) (1.0 / Math.sqrt(ss / size + eps));
         for (k = 0; k < bound; k += LANES) {
@@ -212,18 +232,11 @@ public final class VectorKernels implements Kernels {
         for (; k < bound; k += LANES) vmax = vmax.max(FloatVector.fromArray(F, x, off + k));
         float max = vmax.reduceLanes(VectorOperators.MAX);
         for (; k < len; k++) max = Math.max(max, x[off + k]);
+        expShifted(x, off, len, max);
         FloatVector vsum = FloatVector.zero(F);
-        for (k = 0; k < bound; k += LANES) {
-            FloatVector e = FloatVector.fromArray(F, x, off + k).sub(max).lanewise(VectorOperators.EXP);
-            e.intoArray(x, off + k);
-            vsum = vsum.add(e);
-        }
-        float sum = vsum.reduceLanes(VectorOperators.ADD);
-        for (; k < len; k++) {
-            float e = (float) Math.exp(x[off + k] - max);
-            x[off + k] = e;
-            sum += e;
-        }
+        for (k = 0; k < bound; k += LANES) vsum = vsum.add(FloatVector.fromArray(F, x, off + k));
+        float sum = laneSum(vsum);
+        for (; k < len; k++) sum += x[off + k];
         float inv = 1f / sum;
         for (k = 0; k < bound; k += LANES) FloatVector.fromArray(F, x, off + k).mul(inv).intoArray(x, off + k);
         for (; k < len; k++) x[off + k] *= inv;
@@ -235,7 +248,9 @@ public final class VectorKernels implements Kernels {
         int k = 0;
         for (; k < bound; k += LANES) {
             FloatVector g = FloatVector.fromArray(F, gate, k);
-            FloatVector sig = g.neg().lanewise(VectorOperators.EXP).add(1f);
+            float[] e = g.neg().toArray();
+            for (int j = 0; j < LANES; j++) e[j] = (float) Math.exp(e[j]);
+            FloatVector sig = FloatVector.fromArray(F, e, 0).add(1f);
             g.div(sig).mul(FloatVector.fromArray(F, up, k)).intoArray(gate, k);
         }
         for (; k < len; k++) {
