@@ -55,7 +55,14 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
         Path stats = out.resolve("stats.gguf");
         step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
-        step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", out.resolve("plan.json").toString());
+        Path plan = out.resolve("plan.json"), packed = out.resolve("model.jqw");
+        step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", plan.toString());
+        step(log, "pack", modelFile.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", packed.toString());
+        step(log, "verify", packed.toString(), "--source", modelFile.toString(), "--stats", stats.toString());
+        step(log, "inspect", packed.toString());
+        for (String mode : new String[] {"weight-only", "npu"}) {
+            step(log, "eval", packed.toString(), "--mode", mode, "--base", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128");
+        }
         return 0;
     }
 
