@@ -35,6 +35,11 @@ import java.util.Set;
  * attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down), {@code head} (output_norm, and output
  * unless the embeddings are tied). Norms are always {@code f32}; the seven block matrices are always
  * {@code weightlet}; token_embd and output are {@code weightlet} unless {@link Options#keep} names them.
+ *
+ * <p>With {@link Options#smoothing} the file holds the smoothed model ({@link SmoothedSource}): W' in
+ * place of every packed linear layer, with S_O'^β folded into its channel scales and its static input
+ * and output scales and α in its attrs; folded norm gains; α per group and the stats' SHA-256 in the
+ * metadata. The plan must have been allocated on the same smoothed weights (its α must match).
  */
 public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
