@@ -55,8 +55,22 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
         Path stats = out.resolve("stats.gguf");
         step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
-        step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", out.resolve("plan.json").toString());
-        step(log, "ternarize", modelFile.toString(), "--out", out.resolve("model-ternary.gguf").toString(), "--type", "t2p");
+        Path plan = out.resolve("plan.json"), packed = out.resolve("model.jqw");
+        step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", plan.toString());
+        step(log, "pack", modelFile.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", packed.toString());
+        step(log, "verify", packed.toString(), "--source", modelFile.toString(), "--stats", stats.toString());
+        step(log, "inspect", packed.toString());
+        for (String mode : new String[] {"weight-only", "npu"}) {
+            step(log, "eval", packed.toString(), "--mode", mode, "--base", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128",
+                    "--json", out.resolve("eval-" + mode + ".json").toString());
+        }
+        Path ternary = out.resolve("model-ternary.gguf");
+        step(log, "ternarize", modelFile.toString(), "--out", ternary.toString(), "--type", "t2p");
+        step(log, "eval", ternary.toString(), "--base", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128",
+                "--json", out.resolve("eval-ternary.json").toString());
+        step(log, "report", out.resolve("eval.json").toString(), out.resolve("eval-weight-only.json").toString(),
+                out.resolve("eval-npu.json").toString(), out.resolve("eval-ternary.json").toString(),
+                "--title", "jquant demo: fp32, 5-bit weightlets (weight-only, NPU W5A8), ternary T2P", "--out", out.resolve("report").toString());
         return 0;
     }
 

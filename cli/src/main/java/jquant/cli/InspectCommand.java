@@ -10,6 +10,7 @@ import jquant.formats.Checkpoints;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -27,10 +28,11 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code jquant inspect}: what a checkpoint holds, for people or (with --json) for machines. */
-@Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata, or a calibration stats file's contents.")
+@Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata, a packed .jqw file's metadata, "
+        + "bytes per layer and bit histograms, or a calibration stats file's contents.")
 final class InspectCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, Hugging Face folder / .safetensors, or calibration stats")
+    @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, Hugging Face folder / .safetensors, jquant .jqw, or calibration stats")
     Path checkpoint;
 
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint (default: tokenizer.bin or tok<vocab>.bin beside it)")
@@ -45,6 +47,7 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (CalibrationStatsFile.recognises(checkpoint)) return inspectStats();
+        if (LoadedModel.isPacked(checkpoint)) return inspectPacked();
         try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer)) {
             Map<String, Object> report = describe(c);
             PrintWriter out = spec.commandLine().getOut();
@@ -55,6 +58,21 @@ final class InspectCommand implements Callable<Integer> {
             }
             out.flush();
         }
+        return 0;
+    }
+
+    /** A jquant packed model file (jquant pack): metadata summary, bytes per layer, bit histogram per tensor. */
+    private int inspectPacked() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        try (JqwFile f = JqwFile.open(checkpoint)) {
+            var report = PackedFileReport.describe(f);
+            if (json) {
+                out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
+            } else {
+                PackedFileReport.print(report, out);
+            }
+        }
+        out.flush();
         return 0;
     }
 

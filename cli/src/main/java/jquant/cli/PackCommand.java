@@ -1,14 +1,12 @@
 package jquant.cli;
 
 import jquant.formats.Checkpoint;
-import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
 import jquant.pack.model.ModelPacker;
+import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
-import jquant.runtime.ActivationRanges;
-import jquant.runtime.Tokenizer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -17,16 +15,15 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * {@code jquant pack}: a checkpoint and a bit plan into a jquant packed model file
- * ({@code docs/jqw-format.md}), streamed tensor by tensor, written to a temp file and renamed.
+ * {@code jquant pack}: a checkpoint and a bit plan (and, with {@code --stats}, its calibration's
+ * smoothing) into a jquant packed model file ({@code docs/jqw-format.md}), streamed tensor by tensor,
+ * written to a temp file and renamed.
  */
 @Command(name = "pack", description = "Quantize a model to its bit plan and write a jquant packed model file (.jqw).")
 final class PackCommand implements Callable<Integer> {
@@ -45,12 +42,10 @@ final class PackCommand implements Callable<Integer> {
                     + "not an NPU matmul, and the classifier's logits are the most error-sensitive output; together they are a small share of a large model).")
     String keep;
 
-    @Option(names = "--act-ranges-from", paramLabel = "<text>",
-            description = "Run the float model over this UTF-8 text and record each linear layer's input max |x|: the static int8 activation scales --mode npu needs.")
-    Path actRangesFrom;
-
-    @Option(names = "--act-tokens", defaultValue = "8192", description = "At most this many tokens of --act-ranges-from are run (default: ${DEFAULT-VALUE}).")
-    int actTokens;
+    @Option(names = "--stats", paramLabel = "<stats>",
+            description = "Calibration stats of this model (jquant calibrate): pack the smoothed weights W' with folded norms and output factors, "
+                    + "and the static int8 activation scales --mode npu needs. The plan must have been allocated with the same stats.")
+    Path stats;
 
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
     Path tokenizer;
@@ -61,28 +56,18 @@ final class PackCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BitPlan bitPlan = BitPlanJson.read(plan);
-        if (Files.exists(out) && (out.toAbsolutePath().equals(model.toAbsolutePath()) || out.toAbsolutePath().equals(plan.toAbsolutePath()))) {
+        if (Files.exists(out) && (out.toAbsolutePath().equals(model.toAbsolutePath()) || out.toAbsolutePath().equals(plan.toAbsolutePath())
+                || (stats != null && out.toAbsolutePath().equals(stats.toAbsolutePath())))) {
             throw new IllegalArgumentException("--out " + out + " would overwrite an input");
         }
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
-            Map<String, Float> ranges = Map.of();
-            if (actRangesFrom != null) {
-                if (actTokens < 1) throw new IllegalArgumentException("--act-tokens must be ≥ 1, got " + actTokens);
-                Tokenizer t = Tokenizer.of(c.vocabulary().orElseThrow(() -> new CheckpointException(model, "no tokenizer found: pass --tokenizer")));
-                int[] tokens = t.encode(EvalCommand.readText(actRangesFrom));
-                tokens = Arrays.copyOf(tokens, Math.min(tokens.length, actTokens));
-                int ctx = Math.min(256, c.config().maxSeqLen());
-                try (Progress bar = new Progress("activation ranges", (tokens.length + ctx - 1) / ctx, "windows")) {
-                    ranges = ActivationRanges.measure(c, tokens, ctx, (done, total) -> bar.stepTo(done));
-                }
-            }
-            int total = 2 + 9 * c.config().layers();
-            try (Progress bar = new Progress("pack", total, "tensors")) {
-                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, keepSet(keep), ranges), out, (done, t, name) -> bar.stepTo(done));
+            SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats);
+            try (Progress bar = new Progress("pack", 2 + 9 * c.config().layers(), "tensors")) {
+                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, keepSet(keep), smoothing), out, (done, total, name) -> bar.stepTo(done, total));
             }
         }
         spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits%s)%n", out, Files.size(out), bitPlan.averageBits(),
-                actRangesFrom == null ? ", no activation ranges: --mode npu unavailable" : ", with activation ranges");
+                stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
         spec.commandLine().getOut().flush();
         return 0;
     }

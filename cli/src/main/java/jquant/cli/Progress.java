@@ -34,6 +34,12 @@ final class Progress implements AutoCloseable {
         bar.stepTo(done);
     }
 
+    /** Steps to {@code done} of a total known only once the work has started. */
+    void stepTo(long done, long total) {
+        bar.maxHint(total);
+        bar.stepTo(done);
+    }
+
     @Override
     public void close() {
         bar.close();

@@ -14,7 +14,8 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /**
- * {@code jquant verify}: recomputes a packed file from its source and the plan it records, checks
+ * {@code jquant verify}: recomputes a packed file from its source, the plan it records and (if it was
+ * packed with them) the same calibration stats, checks
  * every byte and every layer checksum; exit 0 only if all match, else 1 naming the first mismatch.
  */
 @Command(name = "verify", description = "Check a .jqw file byte for byte against its source model and plan, and its checksums.")
@@ -25,6 +26,9 @@ final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--source", required = true, paramLabel = "<model>", description = "The checkpoint it was packed from.")
     Path source;
+
+    @Option(names = "--stats", paramLabel = "<stats>", description = "The calibration stats it was packed with (required for a file packed with --stats; checked by SHA-256).")
+    Path stats;
 
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin source.")
     Path tokenizer;
@@ -37,7 +41,7 @@ final class VerifyCommand implements Callable<Integer> {
         PackedModelVerifier.Report report;
         try (Checkpoint c = Checkpoints.open(source, tokenizer);
              Progress bar = new Progress("verify", 2 + 9L * c.config().layers(), "tensors")) {
-            report = PackedModelVerifier.verify(packed, c, (done, total, name) -> bar.stepTo(done));
+            report = PackedModelVerifier.verify(packed, c, stats == null ? null : StatsSmoothing.of(c, stats), (done, total, name) -> bar.stepTo(done, total));
         }
         PrintWriter out = spec.commandLine().getOut();
         for (String p : report.problems()) out.println("MISMATCH " + p);

@@ -5,9 +5,10 @@ import jquant.runtime.kernels.Int8Dot;
 /**
  * A linear layer as an NPU runs a W{B}A8 matmul (EdgeFlow §4.1): the int8 weight codes of a B-bit
  * channel (B ≤ 8), a per-channel scale, and a static per-tensor activation scale from calibration.
- * For each token row x:
+ * With smoothing, x is already the smoothed input x / f (the folded norm or producer outputs it) and
+ * s_x is its scale, max |x / f| / 127. For each token row x:
  * <pre>
- *   s_x   = inputAbsMax / 127                                 (static, per tensor)
+ *   s_x   = inputScale                                        (static, per tensor)
  *   x_q   = clamp(round(x / s_x), −127, 127)                  (int8; round half up)
  *   acc_r = Σ_k x_q[k] · w_q[r][k]                            (int8 × int8 → int32)
  *   y_r   = acc_r · (s_x · scale_r)                           (per-channel dequantization; the
@@ -22,28 +23,26 @@ public final class NpuInt8Weights implements LinearWeights {
     private final int out;
     private final int in;
     private final float inputScale;
-    private final float inverseInputScale;
     private final Compute compute;
     private final Int8Dot dot;
 
     /**
      * @param codes        row-major int8 codes {@code [out][in]}, all in [−127, 127]
      * @param scales       per output channel
-     * @param inputAbsMax  the calibrated max |x| of this layer's input
+     * @param inputScale   the static int8 scale of this layer's input (its calibrated range / 127)
      */
-    public NpuInt8Weights(byte[] codes, float[] scales, int out, int in, float inputAbsMax, Compute compute, Int8Dot dot) {
+    public NpuInt8Weights(byte[] codes, float[] scales, int out, int in, float inputScale, Compute compute, Int8Dot dot) {
         if (out <= 0 || in <= 0 || (long) out * in != codes.length || scales.length != out) {
             throw new IllegalArgumentException("a " + out + "×" + in + " int8 matrix needs " + (long) out * in + " codes and "
                     + out + " scales, got " + codes.length + " and " + scales.length);
         }
         if (in > Int8Dot.MAX_LENGTH) throw new IllegalArgumentException("input length " + in + " could overflow int32 accumulation (max " + Int8Dot.MAX_LENGTH + ")");
-        if (!(inputAbsMax > 0) || !Float.isFinite(inputAbsMax)) throw new IllegalArgumentException("activation range " + inputAbsMax + " must be finite and > 0");
+        if (!(inputScale > 0) || !Float.isFinite(inputScale)) throw new IllegalArgumentException("activation scale " + inputScale + " must be finite and > 0");
         this.codes = codes;
         this.scales = scales;
         this.out = out;
         this.in = in;
-        this.inputScale = inputAbsMax / 127f;
-        this.inverseInputScale = 127f / inputAbsMax;
+        this.inputScale = inputScale;
         this.compute = compute;
         this.dot = dot;
     }
@@ -60,7 +59,7 @@ public final class NpuInt8Weights implements LinearWeights {
 
     /** The int8 activation code of {@code x} under this layer's static scale. */
     byte quantizeInput(float x) {
-        return (byte) Math.clamp(Math.round(x * inverseInputScale), -127, 127);
+        return (byte) Math.clamp(Math.round(x / inputScale), -127, 127);
     }
 
     @Override

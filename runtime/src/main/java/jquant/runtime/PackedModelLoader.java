@@ -19,8 +19,9 @@ import java.util.List;
  * <ul>
  * <li>{@link Mode#WEIGHT_ONLY}: int8 codes × per-channel scale, float32 matmul ({@link WeightletWeights});
  * <li>{@link Mode#NPU}: W{B}A8 as the NPU runs it: activations quantized to int8 with the file's static
- * per-tensor ranges, int8 × int8 → int32, per-channel dequantization ({@link NpuInt8Weights}). A file
- * packed without activation ranges is refused.
+ * per-tensor scales of the smoothed inputs, int8 × int8 → int32, per-channel dequantization with the
+ * smoothing output factor folded into the channel scales ({@link NpuInt8Weights}). A file packed
+ * without calibration stats has no static scales and is refused.
  * </ul>
  * The embedding is a table lookup, so a weightlet-packed embedding is dequantized to float32 rows.
  */
@@ -94,12 +95,12 @@ public final class PackedModelLoader {
             case TensorEncoding.WEIGHTLET -> {
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
                 if (mode == Mode.WEIGHT_ONLY) return new WeightletWeights(w.packed(), w.scales(), compute);
-                if (!(t.attrs().get(TensorEncoding.INPUT_ABS_MAX) instanceof Number range)) {
-                    throw new CheckpointException(file.path(), t.name() + " has no static activation range, which the NPU (W{B}A8) mode needs: "
-                            + "pack with --act-ranges-from <text> (or calibration stats), or run --mode weight-only");
+                if (!(t.attrs().get(TensorEncoding.INPUT_SCALE) instanceof Number scale)) {
+                    throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
+                            + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");
                 }
                 byte[] codes = jquant.pack.VectorWeightletUnpacker.INSTANCE.unpackTensor(w.packed());
-                return new NpuInt8Weights(codes, w.scales(), w.rows(), w.cols(), range.floatValue(), compute, dot);
+                return new NpuInt8Weights(codes, w.scales(), w.rows(), w.cols(), scale.floatValue(), compute, dot);
             }
             default -> throw new CheckpointException(file.path(), t.name() + " has unknown encoding '" + t.encoding() + "'");
         }

@@ -6,6 +6,7 @@ import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
+import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
@@ -21,8 +22,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -60,7 +64,7 @@ class PackedModelLoaderTest {
         try (Checkpoint c = stories()) {
             BitPlan plan = plan(c, 4);
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, Map.of()), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null), f, QUIET);
             Compute compute = Compute.vector();
             LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
             LlamaModel reference = LlamaModel.load(c, compute, (kind, layer, tensor) -> {
@@ -79,27 +83,68 @@ class PackedModelLoaderTest {
     }
 
     @Test
-    void npuModeRefusesAFileWithoutActivationRanges(@TempDir Path dir) throws IOException {
+    void npuModeRefusesAFileWithoutActivationScales(@TempDir Path dir) throws IOException {
         try (Checkpoint c = stories()) {
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 4), ModelPacker.KEEPABLE, Map.of()), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 4), ModelPacker.KEEPABLE, null), f, QUIET);
             try (JqwFile j = JqwFile.open(f)) {
                 assertThatThrownBy(() -> PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU))
                         .isInstanceOf(CheckpointException.class)
-                        .hasMessageContaining("blk.0.attn_q has no static activation range");
+                        .hasMessageContaining("blk.0.attn_q has no static activation scale");
             }
         }
+    }
+
+    /**
+     * Smoothing at α = 0 (no factors, W' = W, output factors 1) with each linear layer's input max |x| over
+     * a text as its static range: the W8A8 arithmetic on the raw weights (calibration proper lives above
+     * the runtime; the smoothed case is tested in the CLI module).
+     */
+    private record UnsmoothedRanges(Checkpoint smoothed, Map<String, Float> inputMax) implements SmoothedSource {
+        static UnsmoothedRanges measure(Checkpoint c, int[] tokens) {
+            Map<String, Float> max = new HashMap<>();
+            Compute compute = Compute.vector();
+            LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
+            LlamaModel m = LlamaModel.load(c, compute, (kind, layer, tensor) -> {
+                LinearWeights w = dense.create(kind, layer, tensor);
+                return new LinearWeights() {
+                    @Override public int inFeatures() { return w.inFeatures(); }
+                    @Override public int outFeatures() { return w.outFeatures(); }
+                    @Override public void matmul(float[] x, int n, float[] y) {
+                        float r = 0;
+                        for (int i = 0; i < n * w.inFeatures(); i++) r = Math.max(r, Math.abs(x[i]));
+                        max.merge(kind.canonicalName(layer), r, Math::max);
+                        w.matmul(x, n, y);
+                    }
+                };
+            });
+            for (int from = 0; from < tokens.length; from += 256) {
+                m.newSession(256).forward(Arrays.copyOfRange(tokens, from, Math.min(from + 256, tokens.length)), 0);
+            }
+            return new UnsmoothedRanges(c, max);
+        }
+        @Override public float[] outputFactor(TensorKind kind, int layer) {
+            float[] f = new float[smoothed.tensor(kind, layer).rows()];
+            Arrays.fill(f, 1f);
+            return f;
+        }
+        @Override public float inputScale(TensorKind kind, int layer) { return inputMax.get(kind.canonicalName(layer)) / 127f; }
+        @Override public float outputScale(TensorKind kind, int layer) { return 1f; }
+        @Override public float alpha(TensorKind kind, int layer) { return 0f; }
+        @Override public SequencedMap<String, Float> groupAlphas() { return new LinkedHashMap<>(); }
+        @Override public String modelFingerprint() { return "stories260K"; }
+        @Override public String statsSha256() { return "0".repeat(64); }
     }
 
     @Test
     void w8a8IsCloseToFloatAndTheVectorDotMatchesTheScalarOracle(@TempDir Path dir) throws IOException {
         try (Checkpoint c = stories()) {
             int[] calibration = text(c, 3000);
-            Map<String, Float> ranges = ActivationRanges.measure(c, calibration, 256, (done, total) -> {});
-            assertThat(ranges).containsKeys("blk.0.attn_q", "blk.4.ffn_down", "output");
-            assertThat(ranges.get("blk.0.attn_q")).isEqualTo(ranges.get("blk.0.attn_v"));
+            UnsmoothedRanges ranges = UnsmoothedRanges.measure(c, calibration);
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 8), ModelPacker.KEEPABLE, ranges), f, QUIET);
+            BitPlan plan = plan(c, 8);
+            plan = new BitPlan(plan.budget(), plan.tensors().stream().map(t -> t.withAlpha(0.0)).toList());
+            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, ranges), f, QUIET);
             int[] tokens = Arrays.copyOfRange(text(c, 6000), calibration.length, calibration.length + 200);
             float[] reference = logits(LlamaModel.load(c), tokens);
             try (JqwFile j = JqwFile.open(f)) {

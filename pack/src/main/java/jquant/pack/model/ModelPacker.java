@@ -35,12 +35,19 @@ import java.util.Set;
  * attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down), {@code head} (output_norm, and output
  * unless the embeddings are tied). Norms are always {@code f32}; the seven block matrices are always
  * {@code weightlet}; token_embd and output are {@code weightlet} unless {@link Options#keep} names them.
+ *
+ * <p>With {@link Options#smoothing} the file holds the smoothed model ({@link SmoothedSource}): W' in
+ * place of every packed linear layer, with S_O'^β folded into its channel scales and its static input
+ * and output scales and α in its attrs; folded norm gains; α per group and the stats' SHA-256 in the
+ * metadata. The plan must have been allocated on the same smoothed weights (its α must match).
  */
 public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
     /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
     public static final String PLAN = "plan";
     public static final String QUANTIZATION = "quantization";
+    /** Keys of {@code quantization.smoothing}: which model and which calibration stats file were applied. */
+    public static final String SMOOTHING = "smoothing", MODEL_FINGERPRINT = "modelFingerprint", STATS_SHA256 = "statsSha256";
 
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
@@ -50,21 +57,34 @@ public final class ModelPacker {
     /**
      * What to pack with.
      *
-     * @param plan        per-channel widths of every tensor packed as weightlets
-     * @param keep        which of token_embd / output stay float32 (a subset of {@link #KEEPABLE})
-     * @param inputAbsMax max |x| of each linear layer's input over calibration text, by canonical
-     *                    tensor name ({@code blk.0.attn_q}, {@code output}); empty if not calibrated
+     * @param plan      per-channel widths of every tensor packed as weightlets
+     * @param keep      which of token_embd / output stay float32 (a subset of {@link #KEEPABLE})
+     * @param smoothing the source after calibration's smoothing, or null to pack the raw weights (the
+     *                  file then has no static activation scales and cannot run in the NPU mode)
      */
-    public record Options(BitPlan plan, Set<TensorKind> keep, Map<String, Float> inputAbsMax) {
+    public record Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing) {
         public Options {
             keep = keep.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(keep));
             if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept as float32, not " + keep);
-            inputAbsMax = Map.copyOf(inputAbsMax);
-            for (Map.Entry<String, Float> e : inputAbsMax.entrySet()) {
-                if (!(e.getValue() > 0) || !Float.isFinite(e.getValue())) {
-                    throw new IllegalArgumentException("activation range of " + e.getKey() + " is " + e.getValue() + ", must be finite and > 0");
-                }
-            }
+        }
+
+        /**
+         * Whether the classifier's group is smoothed: only when it is packed. A float32 classifier runs
+         * dense, where smoothing buys nothing, so it and output_norm stay as the source has them (and a
+         * tied embedding stays tied).
+         */
+        boolean smoothsHead() {
+            return smoothing != null && !keep.contains(TensorKind.HEAD);
+        }
+
+        /** Whether {@code kind}'s tensor comes from the smoothed view: linear layers, their norms, not the embedding. */
+        boolean smooths(TensorKind kind) {
+            if (smoothing == null) return false;
+            return switch (kind) {
+                case EMBEDDING -> false;
+                case FINAL_NORM, HEAD -> smoothsHead();
+                default -> true;
+            };
         }
     }
 
@@ -101,13 +121,23 @@ public final class ModelPacker {
         return stages;
     }
 
-    /** Packs {@code source} into {@code out}. */
+    /**
+     * The config the file records: the source's, untied when smoothing separates the classifier from
+     * the embedding (the embedding is a lookup of the original rows; the classifier multiplies by W').
+     */
+    static ModelConfig fileConfig(ModelConfig c, Options options) {
+        if (!c.tiedEmbeddings() || !options.smoothsHead()) return c;
+        return new ModelConfig(c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.vocabSize(), c.maxSeqLen(),
+                c.ropeTheta(), c.rmsEps(), false);
+    }
+
+    /** Packs {@code source} into {@code out}; with {@link Options#smoothing}, its smoothed weights. */
     public static void pack(Checkpoint source, Options options, Path out, Listener listener) throws IOException {
-        ModelConfig c = source.config();
+        ModelConfig c = fileConfig(source.config(), options);
         Vocabulary vocabulary = source.vocabulary().orElseThrow(() -> new IllegalArgumentException(
                 source.source() + ": no tokenizer found; a packed file must carry one (pass --tokenizer)"));
         checkKeep(c, options.keep());
-        checkPlanCoversModel(source, options);
+        checkPlan(source, options);
         List<Stage> stages = stages(c);
         int total = stages.stream().mapToInt(s -> s.entries().size()).sum();
         int done = 0;
@@ -117,24 +147,26 @@ public final class ModelPacker {
                 for (Entry e : stage.entries()) {
                     TensorEncoding.Parts parts = encode(source, e, options);
                     Tensor t = source.tensor(e.kind(), e.layer());
-                    w.addTensor(e.name(), parts.encoding(), t.shape(), parts.bytes(), attrs(c, e, parts, options));
+                    w.addTensor(e.name(), parts.encoding(), t.shape(), parts.bytes(), attrs(e, parts, options));
                     listener.tensorDone(++done, total, e.name());
                 }
             }
-            w.finish(metadata(source, vocabulary, options));
+            w.finish(metadata(source, c, vocabulary, options));
         }
     }
 
     /** The parts tensor {@code e} gets from {@code source} under {@code options}: what pack writes and verify expects. */
     static TensorEncoding.Parts encode(Checkpoint source, Entry e, Options options) {
-        Tensor t = source.tensor(e.kind(), e.layer());
+        boolean smoothed = options.smooths(e.kind());
+        Tensor t = (smoothed ? options.smoothing().smoothed() : source).tensor(e.kind(), e.layer());
         if (isFloat(e.kind(), options)) return TensorEncoding.f32(t.toFloats());
         TensorPlan p = planFor(options.plan(), e, source);
         if (p.rows() != t.rows() || p.cols() != t.cols()) {
             throw new IllegalArgumentException("the plan's " + p.name() + " is " + p.rows() + "×" + p.cols() + " but the model's "
                     + e.name() + " is " + t.rows() + "×" + t.cols());
         }
-        return TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), p.bits());
+        float[] outputFactor = smoothed ? options.smoothing().outputFactor(e.kind(), e.layer()) : null;
+        return TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), p.bits(), outputFactor);
     }
 
     static boolean isFloat(TensorKind kind, Options options) {
@@ -142,16 +174,16 @@ public final class ModelPacker {
     }
 
     /**
-     * The static activation range goes on the weightlet tensor whose matmul reads that input; with tied
-     * embeddings that is token_embd, which the classifier multiplies by.
+     * A smoothed, packed linear layer records its static int8 input and output scales and its group's α.
+     * (Only smoothed files have them; a packed embedding is then a lookup, never the classifier.)
      */
-    static Map<String, Object> attrs(ModelConfig c, Entry e, TensorEncoding.Parts parts, Options options) {
+    static Map<String, Object> attrs(Entry e, TensorEncoding.Parts parts, Options options) {
         Map<String, Object> attrs = new LinkedHashMap<>();
-        if (!parts.encoding().equals(TensorEncoding.WEIGHTLET)) return attrs;
-        String matmul = e.kind() == TensorKind.EMBEDDING && c.tiedEmbeddings() ? TensorKind.HEAD.canonicalName(0)
-                : e.kind() == TensorKind.EMBEDDING ? null : e.name();
-        Float max = matmul == null ? null : options.inputAbsMax().get(matmul);
-        if (max != null) attrs.put(TensorEncoding.INPUT_ABS_MAX, (double) max);
+        if (!parts.encoding().equals(TensorEncoding.WEIGHTLET) || !options.smooths(e.kind())) return attrs;
+        SmoothedSource s = options.smoothing();
+        attrs.put(TensorEncoding.INPUT_SCALE, (double) s.inputScale(e.kind(), e.layer()));
+        attrs.put(TensorEncoding.OUTPUT_SCALE, (double) s.outputScale(e.kind(), e.layer()));
+        attrs.put(TensorEncoding.ALPHA, (double) s.alpha(e.kind(), e.layer()));
         return attrs;
     }
 
@@ -175,13 +207,17 @@ public final class ModelPacker {
         }
     }
 
-    /** Every plan entry must be a tensor of this model, so a plan for another model fails loudly. */
-    private static void checkPlanCoversModel(Checkpoint source, Options options) {
+    /**
+     * Every plan entry must be a tensor of this model, so a plan for another model fails loudly; and
+     * the plan must have been allocated the way it is packed: on W' of these very stats (each tensor's
+     * α is its group's), or on the raw weights (no α).
+     */
+    private static void checkPlan(Checkpoint source, Options options) {
         Set<String> known = new HashSet<>();
-        for (Stage s : stages(source.config())) {
+        for (Stage s : stages(fileConfig(source.config(), options))) {
             for (Entry e : s.entries()) {
                 known.addAll(candidateNames(e, source));
-                if (!isFloat(e.kind(), options)) planFor(options.plan(), e, source);
+                if (!isFloat(e.kind(), options)) checkAlpha(planFor(options.plan(), e, source), e, options);
             }
         }
         if (source.config().tiedEmbeddings()) known.addAll(candidateNames(new Entry(TensorKind.HEAD, 0), source));
@@ -190,18 +226,47 @@ public final class ModelPacker {
         }
     }
 
-    private static ObjectNode metadata(Checkpoint source, Vocabulary vocabulary, Options options) {
+    private static void checkAlpha(TensorPlan p, Entry e, Options options) {
+        if (options.smoothing() == null) {
+            if (p.alpha() != null) {
+                throw new IllegalArgumentException("the plan was allocated on smoothed weights (" + p.name() + " has α " + p.alpha()
+                        + "): pack it with the same calibration stats (--stats), or allocate a plan without --stats");
+            }
+        } else if (options.smooths(e.kind())) {
+            double alpha = options.smoothing().alpha(e.kind(), e.layer());
+            if (p.alpha() == null) {
+                throw new IllegalArgumentException("the plan was allocated on the raw weights (" + p.name() + " has no α) but the pack "
+                        + "applies calibration stats: allocate the plan with the same --stats, or pack without --stats");
+            }
+            if (p.alpha() != alpha) {
+                throw new IllegalArgumentException("the plan's " + p.name() + " was allocated with α " + p.alpha() + " but these calibration "
+                        + "stats choose α " + alpha + ": the plan was allocated with other stats");
+            }
+        }
+    }
+
+    private static ObjectNode metadata(Checkpoint source, ModelConfig config, Vocabulary vocabulary, Options options) {
         ObjectMapper json = new ObjectMapper();
         ObjectNode meta = json.createObjectNode();
         meta.put("format", FORMAT);
-        JqwModelMetadata.put(meta, source.config(), source.rope(), vocabulary);
+        JqwModelMetadata.put(meta, config, source.rope(), vocabulary);
         ObjectNode q = meta.putObject(QUANTIZATION);
         q.put("budget", options.plan().budget());
         q.put("averageBits", options.plan().averageBits());
         ArrayNode keep = q.putArray("keep");
         for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
-        q.put("activationScales", !options.inputAbsMax().isEmpty());
-        q.putNull("smoothing");
+        q.put("activationScales", options.smoothing() != null);
+        if (options.smoothing() == null) {
+            q.putNull(SMOOTHING);
+        } else {
+            SmoothedSource s = options.smoothing();
+            ObjectNode sm = q.putObject(SMOOTHING);
+            sm.put(MODEL_FINGERPRINT, s.modelFingerprint());
+            sm.put(STATS_SHA256, s.statsSha256());
+            sm.put("head", options.smoothsHead());
+            ObjectNode alphas = sm.putObject("alpha");
+            s.groupAlphas().forEach((group, alpha) -> alphas.put(group, (double) alpha));
+        }
         try {
             meta.set(PLAN, json.readTree(BitPlanJson.toBytes(options.plan())));
         } catch (IOException e) {

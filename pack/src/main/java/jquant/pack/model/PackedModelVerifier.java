@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
+import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
@@ -20,16 +21,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code jquant verify}: recomputes every tensor of a packed file from its source checkpoint and the
- * plan, keep rule and activation ranges recorded in the file, compares every byte, then checks every
- * layer checksum. Problems name the tensor, the part and (for per-channel parts) the channel of the
+ * {@code jquant verify}: recomputes every tensor of a packed file from its source checkpoint, the
+ * plan and keep rule recorded in the file and, for a file packed with calibration stats, the same
+ * stats (recorded by SHA-256; other stats, or none, are refused before any tensor is compared), then
+ * compares every byte and checks every layer checksum. Problems name the tensor, the part and (for per-channel parts) the channel of the
  * first differing byte.
  */
 public final class PackedModelVerifier {
@@ -47,18 +48,25 @@ public final class PackedModelVerifier {
         }
     }
 
-    public static Report verify(Path packed, Checkpoint source, ModelPacker.Listener listener) throws IOException {
+    /**
+     * @param smoothing the source smoothed with the calibration stats the file was packed with, or null
+     *                  if it was packed without
+     * @throws IllegalArgumentException if the file was packed with stats and {@code smoothing} is null or
+     *                                  of other stats, or packed without and {@code smoothing} is given
+     */
+    public static Report verify(Path packed, Checkpoint source, SmoothedSource smoothing, ModelPacker.Listener listener) throws IOException {
         List<String> problems = new ArrayList<>();
         int tensors = 0;
         long bytes = 0;
         try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
-            if (!JqwModelMetadata.config(file).equals(source.config())) {
-                problems.add("model config differs: file " + JqwModelMetadata.config(file) + ", source " + source.config());
+            ModelPacker.Options options = options(file, smoothing);
+            ModelConfig expected = ModelPacker.fileConfig(source.config(), options);
+            if (!JqwModelMetadata.config(file).equals(expected)) {
+                problems.add("model config differs: file " + JqwModelMetadata.config(file) + ", source " + expected);
                 return new Report(0, 0, problems);
             }
-            ModelPacker.Options options = options(file);
             Set<String> expectedNames = new HashSet<>();
-            List<ModelPacker.Stage> stages = ModelPacker.stages(source.config());
+            List<ModelPacker.Stage> stages = ModelPacker.stages(expected);
             int total = stages.stream().mapToInt(s -> s.entries().size()).sum();
             for (ModelPacker.Stage stage : stages) {
                 for (ModelPacker.Entry e : stage.entries()) {
@@ -81,8 +89,8 @@ public final class PackedModelVerifier {
         return new Report(tensors, bytes, problems);
     }
 
-    /** The options the file was packed with, from its metadata and tensor attributes. */
-    static ModelPacker.Options options(JqwFile file) throws CheckpointException {
+    /** The options the file was packed with, from its metadata, with the smoothing it records checked against {@code smoothing}. */
+    static ModelPacker.Options options(JqwFile file, SmoothedSource smoothing) throws CheckpointException {
         JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
         if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
         BitPlan plan;
@@ -96,15 +104,28 @@ public final class PackedModelVerifier {
             keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
                     .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
         }
-        Map<String, Float> ranges = new HashMap<>();
-        boolean tied = JqwModelMetadata.config(file).tiedEmbeddings();
-        for (JqwTensor t : file.tensors().values()) {
-            if (t.attrs().get(TensorEncoding.INPUT_ABS_MAX) instanceof Number n) {
-                String matmul = tied && t.name().equals(TensorKind.EMBEDDING.canonicalName(0)) ? TensorKind.HEAD.canonicalName(0) : t.name();
-                ranges.put(matmul, n.floatValue());
+        return new ModelPacker.Options(plan, keep, checkedSmoothing(file, smoothing));
+    }
+
+    /** {@code smoothing} if it is what the file records (its stats' SHA-256), or null if the file records none. */
+    private static SmoothedSource checkedSmoothing(JqwFile file, SmoothedSource smoothing) {
+        JsonNode recorded = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.SMOOTHING);
+        if (!recorded.isObject()) {
+            if (smoothing != null) {
+                throw new IllegalArgumentException(file.path() + " was packed without calibration stats: verify it without --stats");
             }
+            return null;
         }
-        return new ModelPacker.Options(plan, keep, ranges);
+        String sha = recorded.path(ModelPacker.STATS_SHA256).asText();
+        if (smoothing == null) {
+            throw new IllegalArgumentException(file.path() + " was packed with calibration stats (SHA-256 " + sha
+                    + "): verify needs the same stats file (--stats)");
+        }
+        if (!smoothing.statsSha256().equals(sha)) {
+            throw new IllegalArgumentException("the calibration stats given (SHA-256 " + smoothing.statsSha256() + ") are not those "
+                    + file.path() + " was packed with (SHA-256 " + sha + ")");
+        }
+        return smoothing;
     }
 
     /** Null if the file's tensor is exactly the expected one, else where the first difference is. */

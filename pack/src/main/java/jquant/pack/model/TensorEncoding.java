@@ -34,8 +34,12 @@ public final class TensorEncoding {
     public static final String DATA = "data";
     public static final String SCALES = "scales";
     public static final String WIDTHS = "widths";
-    /** Attribute: max |x| of this linear layer's input over the calibration text (static activation range). */
-    public static final String INPUT_ABS_MAX = "inputAbsMax";
+    /** Attribute: the static per-tensor int8 scale of this linear layer's (smoothed) input. */
+    public static final String INPUT_SCALE = "inputScale";
+    /** Attribute: the static per-tensor int8 scale of this linear layer's smoothed output {@code o / S_O'^β}. */
+    public static final String OUTPUT_SCALE = "outputScale";
+    /** Attribute: α of the smoothing group this linear layer belongs to. */
+    public static final String ALPHA = "alpha";
 
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -56,6 +60,18 @@ public final class TensorEncoding {
 
     /** Quantizes a row-major {@code rows × cols} matrix, row r to {@code bits[r]} bits, and packs it. */
     public static Parts weightlet(float[] w, int rows, int cols, byte[] bits) {
+        return weightlet(w, rows, cols, bits, null);
+    }
+
+    /**
+     * As {@link #weightlet(float[], int, int, byte[])}, with channel r's scale multiplied by
+     * {@code outputFactor[r]} (smoothing's S_O'^β, folded into the per-channel dequantization), or
+     * unchanged if {@code outputFactor} is null.
+     */
+    public static Parts weightlet(float[] w, int rows, int cols, byte[] bits, float[] outputFactor) {
+        if (outputFactor != null && outputFactor.length != rows) {
+            throw new IllegalArgumentException(rows + " channels but " + outputFactor.length + " output factors");
+        }
         QuantizedMatrix q = SymmetricChannelQuantizer.quantize(w, rows, cols, bits);
         byte[] values = q.values();
         byte[] fields = new byte[values.length];
@@ -66,7 +82,9 @@ public final class TensorEncoding {
         }
         PackedTensor packed = PackedTensor.pack(WeightletPacker.INSTANCE, fields, rows, cols, widths);
         ByteBuffer scales = ByteBuffer.allocate(rows * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        scales.asFloatBuffer().put(q.scales());
+        float[] channelScales = q.scales();
+        if (outputFactor != null) for (int r = 0; r < rows; r++) channelScales[r] *= outputFactor[r];
+        scales.asFloatBuffer().put(channelScales);
         Map<String, ByteBuffer> parts = new LinkedHashMap<>();
         parts.put(SCALES, scales);
         parts.put(WIDTHS, ByteBuffer.wrap(ChannelBitWidths.encode(widths)));

@@ -25,7 +25,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
 
@@ -36,7 +35,7 @@ class ModelPackerTest {
     private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
 
     private static ModelPacker.Options options(BitPlan plan) {
-        return new ModelPacker.Options(plan, ModelPacker.KEEPABLE, Map.of());
+        return new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null);
     }
 
     @Test
@@ -48,7 +47,7 @@ class ModelPackerTest {
             ModelPacker.pack(c, options(plan), b, QUIET);
             assertThat(Files.readAllBytes(b)).isEqualTo(Files.readAllBytes(a));
 
-            PackedModelVerifier.Report report = PackedModelVerifier.verify(a, c, QUIET);
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(a, c, null, QUIET);
             assertThat(report.problems()).isEmpty();
             assertThat(report.tensorsChecked()).isEqualTo(1 + 9 * c.config().layers() + 1);
 
@@ -87,7 +86,7 @@ class ModelPackerTest {
 
             assertThatThrownBy(() -> JqwFile.open(f)).isInstanceOf(CheckpointException.class)
                     .hasMessageContaining("checksum mismatch in layer layer.1");
-            PackedModelVerifier.Report report = PackedModelVerifier.verify(f, c, QUIET);
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(f, c, null, QUIET);
             assertThat(report.ok()).isFalse();
             assertThat(report.problems().getFirst())
                     .isEqualTo("blk.1.ffn_up: part data differs at byte " + offset + " (channel 17)");
@@ -101,7 +100,7 @@ class ModelPackerTest {
             BitPlan plan = TestModels.plan(c, 4);
             Path out = dir.resolve("m.jqw");
             // --keep none needs the plan to cover token_embd
-            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of()), out, QUIET))
+            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), null), out, QUIET))
                     .hasMessageContaining("the plan has no entry for token_embd");
             // a failure after some layers were written
             ModelPacker.Listener failing = (done, total, name) -> {
@@ -115,19 +114,83 @@ class ModelPackerTest {
     }
 
     @Test
-    void keepNonePacksTheTiedEmbeddingWithTheHeadsActivationRange(@TempDir Path dir) throws IOException {
+    void keepNonePacksTheTiedEmbeddingAsTheClassifier(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
             assertThat(c.config().tiedEmbeddings()).isTrue();
             BitPlan plan = TestModels.plan(c, 6, TensorKind.EMBEDDING);
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of("output", 3.5f, "blk.0.attn_q", 2f)), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), null), f, QUIET);
             try (JqwFile j = JqwFile.open(f)) {
                 assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);
-                assertThat(j.tensors().get("token_embd").attrs()).containsEntry(TensorEncoding.INPUT_ABS_MAX, 3.5);
-                assertThat(j.tensors().get("blk.0.attn_q").attrs()).containsEntry(TensorEncoding.INPUT_ABS_MAX, 2.0);
+                assertThat(j.tensors().get("blk.0.attn_q").attrs()).isEmpty();
                 assertThat(j.tensors()).doesNotContainKey("output");
+                assertThat(j.metadata().path("quantization").path("smoothing").isNull()).isTrue();
             }
-            assertThat(PackedModelVerifier.verify(f, c, QUIET).problems()).isEmpty();
+            assertThat(PackedModelVerifier.verify(f, c, null, QUIET).problems()).isEmpty();
+        }
+    }
+
+    /**
+     * Smoothing stand-in: the view is the source itself (W' = W), output factors 1, 1.5, 2 by row, so the
+     * test sees what the packer does with them, whatever smoothing computes.
+     */
+    private record FixedSmoothing(Checkpoint smoothed, String statsSha256) implements SmoothedSource {
+        @Override public float[] outputFactor(TensorKind kind, int layer) {
+            float[] f = new float[smoothed.tensor(kind, layer).rows()];
+            for (int r = 0; r < f.length; r++) f[r] = 1 + (r % 3) * 0.5f;
+            return f;
+        }
+        @Override public float inputScale(TensorKind kind, int layer) { return 0.01f * (layer + 1) + kind.ordinal() * 1e-4f; }
+        @Override public float outputScale(TensorKind kind, int layer) { return 1 / 127f; }
+        @Override public float alpha(TensorKind kind, int layer) { return 0.5f; }
+        @Override public java.util.SequencedMap<String, Float> groupAlphas() { return new java.util.LinkedHashMap<>(java.util.Map.of("output", 0.5f)); }
+        @Override public String modelFingerprint() { return "fingerprint"; }
+    }
+
+    private static BitPlan withAlpha(BitPlan plan, Double alpha) {
+        return new BitPlan(plan.budget(), plan.tensors().stream().map(t -> t.withAlpha(alpha)).toList());
+    }
+
+    @Test
+    void smoothedPackFoldsOutputFactorsRecordsStaticScalesAndVerifiesOnlyWithTheSameStats(@TempDir Path dir) throws IOException {
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan raw = TestModels.plan(c, 5, TensorKind.HEAD), plan = withAlpha(raw, 0.5);
+            SmoothedSource smoothing = new FixedSmoothing(c, "a".repeat(64));
+            Set<TensorKind> keepEmbedding = Set.of(TensorKind.EMBEDDING);
+            Path f = dir.resolve("m.jqw");
+            ModelPacker.pack(c, new ModelPacker.Options(plan, keepEmbedding, smoothing), f, QUIET);
+            try (JqwFile j = JqwFile.open(f)) {
+                // the smoothed classifier is no longer the embedding: the file is untied and has its own output
+                assertThat(j.metadata().path("model").path("tiedEmbeddings").asBoolean()).isFalse();
+                assertThat(j.tensors().get("output").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);
+                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F32);
+                JqwTensor up = j.tensors().get("blk.1.ffn_up");
+                var t = c.tensor(TensorKind.W_UP, 1);
+                float[] plain = SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), plan.tensor("blk.1.ffn_up").bits()).scales();
+                float[] factor = smoothing.outputFactor(TensorKind.W_UP, 1), stored = TensorEncoding.readWeightlet(j, up).scales();
+                for (int r = 0; r < plain.length; r++) assertThat(stored[r]).isEqualTo(plain[r] * factor[r]);
+                assertThat(up.attrs()).containsEntry(TensorEncoding.INPUT_SCALE, (double) smoothing.inputScale(TensorKind.W_UP, 1))
+                        .containsEntry(TensorEncoding.OUTPUT_SCALE, (double) (1 / 127f)).containsEntry(TensorEncoding.ALPHA, 0.5);
+                var recorded = j.metadata().path("quantization").path("smoothing");
+                assertThat(recorded.path("statsSha256").asText()).isEqualTo("a".repeat(64));
+                assertThat(recorded.path("alpha").path("output").asDouble()).isEqualTo(0.5);
+                assertThat(j.metadata().path("quantization").path("activationScales").asBoolean()).isTrue();
+            }
+            assertThat(PackedModelVerifier.verify(f, c, smoothing, QUIET).problems()).isEmpty();
+            assertThatThrownBy(() -> PackedModelVerifier.verify(f, c, null, QUIET))
+                    .hasMessageContaining("was packed with calibration stats").hasMessageContaining("--stats");
+            assertThatThrownBy(() -> PackedModelVerifier.verify(f, c, new FixedSmoothing(c, "b".repeat(64)), QUIET))
+                    .hasMessageContaining("are not those");
+
+            Path g = dir.resolve("g.jqw");
+            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(raw, keepEmbedding, smoothing), g, QUIET))
+                    .hasMessageContaining("allocated on the raw weights");
+            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null), g, QUIET))
+                    .hasMessageContaining("allocated on smoothed weights");
+            assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(withAlpha(raw, 0.25), keepEmbedding, smoothing), g, QUIET))
+                    .hasMessageContaining("allocated with other stats");
+            ModelPacker.pack(c, new ModelPacker.Options(raw, ModelPacker.KEEPABLE, null), g, QUIET);
+            assertThatThrownBy(() -> PackedModelVerifier.verify(g, c, smoothing, QUIET)).hasMessageContaining("packed without calibration stats");
         }
     }
 
@@ -144,11 +207,11 @@ class ModelPackerTest {
         try (Checkpoint c = Checkpoints.open(model, tok)) {
             BitPlan plan = TestModels.plan(c, 4, TensorKind.EMBEDDING, TensorKind.HEAD);
             Path f = dir.resolve("big.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), Map.of()), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), null), f, QUIET);
             long weightBytes = plan.tensors().stream().mapToLong(t -> t.totalChannelBits() * t.cols() / 8).sum();
             long size = Files.size(f);
             assertThat(size).isGreaterThan(weightBytes).isLessThan((long) (weightBytes * 1.02));
-            assertThat(PackedModelVerifier.verify(f, c, QUIET).problems()).isEmpty();
+            assertThat(PackedModelVerifier.verify(f, c, null, QUIET).problems()).isEmpty();
         }
     }
 
