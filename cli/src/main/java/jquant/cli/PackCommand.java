@@ -9,6 +9,7 @@ import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,7 +32,11 @@ final class PackCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<model>", description = "Source checkpoint (llama2.c .bin, GGUF, HF folder).")
     Path model;
 
-    @Option(names = "--plan", required = true, paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json).")
+    @Option(names = "--format", defaultValue = "weightlet", paramLabel = "weightlet|t2p|pq2_0|ptq1_0|tq2_0",
+            description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --format' (ternary GGUF in and out, no plan).")
+    String format;
+
+    @Option(names = "--plan", paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json); required for --format weightlet.")
     Path plan;
 
     @Option(names = "--out", required = true, paramLabel = "<file.jqw>", description = "Output file (replaced only when complete).")
@@ -55,6 +60,8 @@ final class PackCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!format.equals("weightlet")) return repackTernary();
+        if (plan == null) throw new ParameterException(spec.commandLine(), "--format weightlet needs --plan (make one with jquant allocate)");
         BitPlan bitPlan = BitPlanJson.read(plan);
         if (Files.exists(out) && (out.toAbsolutePath().equals(model.toAbsolutePath()) || out.toAbsolutePath().equals(plan.toAbsolutePath())
                 || (stats != null && out.toAbsolutePath().equals(stats.toAbsolutePath())))) {
@@ -70,6 +77,19 @@ final class PackCommand implements Callable<Integer> {
                 stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    /** {@code pack --format t2p} and the other ternary layouts: a lossless repack, exactly as {@code jquant repack}. */
+    private int repackTernary() throws Exception {
+        if (plan != null || stats != null || !keep.equals("embedding,head") || tokenizer != null) {
+            throw new ParameterException(spec.commandLine(), "--format " + format + " repacks a ternary GGUF: --plan, --stats, --keep and --tokenizer do not apply");
+        }
+        RepackCommand repack = new RepackCommand();
+        repack.model = model;
+        repack.format = format;
+        repack.out = out;
+        repack.spec = spec;
+        return repack.call();
     }
 
     static Set<TensorKind> keepSet(String keep) {

@@ -124,6 +124,11 @@ class TernaryCommandsTest {
         assertThat(run("repack", f32.toString(), "--format", "t2p", "--out", fromF32.toString()).code()).isZero();
         assertThat(Files.readAllBytes(fromF32)).isNotEmpty();
         assertThat(perplexity(fromF32.toString(), text)).isEqualTo(perplexity(t2p.toString(), text));
+        // `pack --format t2p` is the same repack
+        Path packed = dir.resolve("packed-t2p.gguf");
+        assertThat(run("pack", tq2.toString(), "--format", "t2p", "--out", packed.toString()).code()).isZero();
+        assertThat(Files.mismatch(packed, t2p)).isEqualTo(-1L);
+        assertThat(run("pack", tq2.toString(), "--format", "t2p", "--plan", "plan.json", "--out", dir.resolve("x.gguf").toString()).code()).isEqualTo(2);
     }
 
     @Test
