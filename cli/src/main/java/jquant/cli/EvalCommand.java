@@ -6,6 +6,7 @@ import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
 import jquant.runtime.Perplexity;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -44,19 +45,11 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary).")
     Path base;
 
-    @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
-            description = "Arithmetic of a .jqw model's packed tensors: weight-only (int8 × scale, float matmul) or npu (W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
-    ModeOption mode;
-
     @Option(names = "--json", paramLabel = "<file>", description = "Also write the results as JSON to this file.")
     Path json;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for .bin checkpoints (model and base).")
-    Path tokenizer;
-
-    @Option(names = "--kernels", defaultValue = "auto", paramLabel = "<kernels>",
-            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
-    String kernels;
+    @Mixin
+    ModelOptions options = new ModelOptions();
 
     @Spec
     CommandSpec spec;
@@ -73,9 +66,9 @@ final class EvalCommand implements Callable<Integer> {
         report.put("model", model.toString());
         report.put("data", data.toString());
         report.put("ctx", ctx);
-        if (LoadedModel.isPacked(model)) report.put("mode", mode.name().replace('_', '-'));
+        if (LoadedModel.isPacked(model)) report.put("mode", options.mode.name().replace('_', '-'));
         report.put("fileBytes", bytesOnDisk(model));
-        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
+        try (LoadedModel m = options.open(model)) {
             int[] tokens = m.tokenizer().encode(text);
             if (base == null) {
                 Perplexity.Result r;
@@ -84,7 +77,7 @@ final class EvalCommand implements Callable<Integer> {
                 }
                 report.put("result", result(r));
             } else {
-                try (LoadedModel b = LoadedModel.open(base, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
+                try (LoadedModel b = options.open(base)) {
                     if (!b.vocabulary().pieces().equals(m.vocabulary().pieces())) {
                         throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
                     }

@@ -23,10 +23,14 @@ enum KernelChoice {
         };
     }
 
-    static KernelChoice parse(String name) {
-        for (KernelChoice k : values()) {
-            if (k.name().equalsIgnoreCase(name)) return k;
+    /** Case-insensitive {@code --kernels} values; anything else is a usage error. */
+    static final class Converter implements picocli.CommandLine.ITypeConverter<KernelChoice> {
+        @Override
+        public KernelChoice convert(String name) {
+            for (KernelChoice k : values()) {
+                if (k.name().equalsIgnoreCase(name)) return k;
+            }
+            throw new picocli.CommandLine.TypeConversionException("'" + name + "' is not one of auto, t2p, float");
         }
-        throw new IllegalArgumentException("unknown --kernels '" + name + "' (auto, t2p, float)");
     }
 }

@@ -3,6 +3,7 @@ package jquant.cli;
 import jquant.runtime.Generation;
 import jquant.runtime.Sampler;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -32,19 +33,11 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "0", description = "Sampling seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
-    Path tokenizer;
-
-    @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
-            description = "Arithmetic of a .jqw model's packed tensors: weight-only or npu (W{B}A8). Default: ${DEFAULT-VALUE}.")
-    ModeOption mode;
-
     @Option(names = "--ids", description = "Also print the generated token ids on a last line.")
     boolean ids;
 
-    @Option(names = "--kernels", defaultValue = "auto", paramLabel = "<kernels>",
-            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
-    String kernels;
+    @Mixin
+    ModelOptions options = new ModelOptions();
 
     @Spec
     CommandSpec spec;
@@ -54,7 +47,7 @@ final class RunCommand implements Callable<Integer> {
         if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
-        try (LoadedModel m = LoadedModel.open(model, tokenizer, mode.mode, KernelChoice.parse(kernels))) {
+        try (LoadedModel m = options.open(model)) {
             int[] promptIds = m.tokenizer().encode(prompt);
             if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");
             int count = Math.min(tokens, m.model().config().maxSeqLen() - promptIds.length + 1);

@@ -1,0 +1,27 @@
+package jquant.cli;
+
+import jquant.formats.CheckpointException;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/** How {@code run} and {@code eval} open and execute a model: the options both share. */
+final class ModelOptions {
+
+    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for .bin checkpoints.")
+    Path tokenizer;
+
+    @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
+            description = "Arithmetic of a .jqw model's packed tensors: weight-only (int8 × scale, float matmul) or npu "
+                    + "(W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
+    ModeOption mode;
+
+    @Option(names = "--kernels", defaultValue = "auto", converter = KernelChoice.Converter.class, paramLabel = "auto|t2p|float",
+            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; "
+                    + "float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
+    KernelChoice kernels;
+
+    LoadedModel open(Path model) throws CheckpointException {
+        return LoadedModel.open(model, tokenizer, mode.mode, kernels);
+    }
+}
