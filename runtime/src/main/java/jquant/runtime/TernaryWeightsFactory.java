@@ -12,9 +12,9 @@ import jquant.pack.ternary.Ptq1Block;
 import jquant.pack.ternary.TernaryDetector;
 import jquant.pack.ternary.TernaryTensor;
 import jquant.pack.ternary.Tq2Block;
-import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
+import jquant.runtime.ternary.RowPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
 
@@ -48,20 +48,34 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
 
     private static final String DENSE = "dense f32";
 
+    private static volatile RowPool common;
+
     private final Compute compute;
     private final Layout layout;
-    private final WorkerPool pool;
+    private final RowPool pool;
     private final List<Decision> decisions = Collections.synchronizedList(new ArrayList<>());
 
-    public TernaryWeightsFactory(Compute compute, Layout layout, WorkerPool pool) {
+    public TernaryWeightsFactory(Compute compute, Layout layout, RowPool pool) {
         this.compute = compute;
         this.layout = layout;
         this.pool = pool;
     }
 
-    /** On {@code compute}'s worker pool. */
+    /** On the process-wide ternary row pool (one thread per processor, created once). */
     public TernaryWeightsFactory(Compute compute, Layout layout) {
-        this(compute, layout, compute.pool());
+        this(compute, layout, commonPool());
+    }
+
+    /** The shared {@link RowPool}: daemon threads, one per available processor. */
+    public static RowPool commonPool() {
+        RowPool p = common;
+        if (p == null) {
+            synchronized (TernaryWeightsFactory.class) {
+                if (common == null) common = new RowPool(Runtime.getRuntime().availableProcessors());
+                p = common;
+            }
+        }
+        return p;
     }
 
     /** Whether {@code type} is one of the packed ternary types this factory runs on integer kernels. */

@@ -17,7 +17,7 @@ import jquant.pack.ternary.TernaryTensor;
 import jquant.pack.ternary.Tq2Block;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.runtime.ternary.RowPool;
 import jquant.runtime.ternary.T2pMatrix;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  */
 class TernaryWeightsFactoryTest {
 
-    static final WorkerPool POOL = new WorkerPool(2);
+    static final RowPool POOL = new RowPool(2);
 
     @AfterAll
     static void closePool() { POOL.close(); }

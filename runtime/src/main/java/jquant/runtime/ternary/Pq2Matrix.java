@@ -1,6 +1,5 @@
 package jquant.runtime.ternary;
 
-import jquant.runtime.kernels.WorkerPool;
 import static jdk.incubator.vector.VectorOperators.ASHR;
 import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.LSHR;
@@ -43,9 +42,9 @@ public final class Pq2Matrix implements TernaryMatrix {
     private final byte[] data;
     private final int rows, cols, blocks, pairs;
     private final int[] noOffset;
-    private final WorkerPool pool;
+    private final RowPool pool;
 
-    public Pq2Matrix(byte[] data, int rows, int cols, WorkerPool pool) {
+    public Pq2Matrix(byte[] data, int rows, int cols, RowPool pool) {
         if (rows <= 0 || cols <= 0 || cols % Pq2Block.WEIGHTS != 0 || data.length != rows * Pq2Block.rowBytes(cols)) {
             throw new IllegalArgumentException("PQ2_0 " + rows + "×" + cols + " needs cols % 128 == 0 and "
                     + (cols % 128 == 0 ? rows * Pq2Block.rowBytes(cols) : "?") + " bytes, got " + data.length);
@@ -101,7 +100,7 @@ public final class Pq2Matrix implements TernaryMatrix {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
         short[] act = arrange(x);
-        pool.forRange(rows, cols, (worker, from, to) -> {
+        pool.forEach(rows, (from, to) -> {
             Scratch s = new Scratch();
             for (int r = from; r < to; r++) {
                 rowDots(r, act, s);
@@ -173,7 +172,7 @@ public final class Pq2Matrix implements TernaryMatrix {
         int tiles = (xs.length + TILE - 1) / TILE;
         short[][] act = new short[tiles * TILE][];
         for (int c = 0; c < act.length; c++) act[c] = arrange(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
-        pool.forRange(rows, cols, (worker, from, to) -> {
+        pool.forEach(rows, (from, to) -> {
             Scratch s = new Scratch();
             int quads = blocks / 4;
             for (int r0 = from; r0 < to; r0 += ROW_BATCH) {

@@ -1,6 +1,5 @@
 package jquant.runtime.ternary;
 
-import jquant.runtime.kernels.WorkerPool;
 import static jdk.incubator.vector.VectorOperators.ASHR;
 import static jdk.incubator.vector.VectorOperators.GE;
 import static jdk.incubator.vector.VectorOperators.LSHL;
@@ -35,9 +34,9 @@ public final class Ptq1Matrix implements TernaryMatrix {
     private final byte[] data;
     private final int rows, cols, blocks;
     private final int[] noOffset;
-    private final WorkerPool pool;
+    private final RowPool pool;
 
-    public Ptq1Matrix(byte[] data, int rows, int cols, WorkerPool pool) {
+    public Ptq1Matrix(byte[] data, int rows, int cols, RowPool pool) {
         if (rows <= 0 || cols <= 0 || cols % Ptq1Block.WEIGHTS != 0
                 || data.length != (long) rows * (cols / Ptq1Block.WEIGHTS) * Ptq1Block.BYTES) {
             throw new IllegalArgumentException("PTQ1_0 " + rows + "×" + cols + " needs cols % 128 == 0 and "
@@ -73,7 +72,7 @@ public final class Ptq1Matrix implements TernaryMatrix {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
         short[] act = arrange(x);
-        pool.forRange(rows, cols, (worker, from, to) -> {
+        pool.forEach(rows, (from, to) -> {
             int[] halves = new int[chunked(blocks) * 2], tree = new int[chunked(blocks) * 8], dots = new int[blocks];
             for (int r = from; r < to; r++) {
                 rowDots(r, act, x, tree, halves, dots);

@@ -1,6 +1,5 @@
 package jquant.runtime.ternary;
 
-import jquant.runtime.kernels.WorkerPool;
 import static jdk.incubator.vector.VectorOperators.ASHR;
 import static jdk.incubator.vector.VectorOperators.I2F;
 import static jdk.incubator.vector.VectorOperators.LSHL;
@@ -65,9 +64,9 @@ public final class T2pMatrix implements TernaryMatrix {
 
     private final byte[] data;
     private final int rows, cols, blocks;
-    private final WorkerPool pool;
+    private final RowPool pool;
 
-    public T2pMatrix(byte[] data, int rows, int cols, WorkerPool pool) {
+    public T2pMatrix(byte[] data, int rows, int cols, RowPool pool) {
         if (rows % T2pBlock.ROWS != 0 || cols % T2pBlock.WEIGHTS != 0 || rows <= 0 || cols <= 0) {
             throw new IllegalArgumentException("T2P needs rows % 4 == 0 and cols % 128 == 0, got " + rows + "×" + cols);
         }
@@ -143,7 +142,7 @@ public final class T2pMatrix implements TernaryMatrix {
         short[] act = arrangeUnique(x);
         int[] ysum = decodeSums(x);
         float[] xs = scales(x);
-        pool.forRange(rows / 4, 4L * cols, (worker, from, to) -> {
+        pool.forEach(rows / 4, (from, to) -> {
             int[] tree = new int[CHUNK_BLOCKS * 16], dots = new int[CHUNK_BLOCKS * 4];
             for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {
                 int g1 = Math.min(to, g0 + GROUP_BATCH);
@@ -265,7 +264,7 @@ public final class T2pMatrix implements TernaryMatrix {
         for (int t = 0; t < tiles; t++) {
             for (int b = 0; b < blocks; b++) for (int k = 0; k < 16; k++) ysum[t][b * 16 + k] = padded[t * TILE + k / 4].sum(b);
         }
-        pool.forRange(rows / 4, 4L * cols, (worker, from, to) -> {
+        pool.forEach(rows / 4, (from, to) -> {
             Scratch s = new Scratch(blocks);
             float[] four = new float[4];
             for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {

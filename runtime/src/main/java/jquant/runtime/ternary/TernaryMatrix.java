@@ -1,6 +1,5 @@
 package jquant.runtime.ternary;
 
-import jquant.runtime.kernels.WorkerPool;
 import jquant.pack.ternary.T2pRepacker;
 import jquant.pack.ternary.T2pShapeException;
 
@@ -41,7 +40,7 @@ public sealed interface TernaryMatrix permits Pq2Matrix, T2pMatrix, Ptq1Matrix {
      * Repacks stock PQ2_0 rows to T2P when the shape allows (rows % 4 == 0, cols % 128 == 0);
      * otherwise keeps the stock layout and says why. Never a wrong answer, only a slower one.
      */
-    static Selection select(String name, byte[] pq2, int rows, int cols, WorkerPool pool) {
+    static Selection select(String name, byte[] pq2, int rows, int cols, RowPool pool) {
         try {
             return new Selection(new T2pMatrix(T2pRepacker.repack(name, pq2, rows, cols), rows, cols, pool),
                     name + ": repacked to T2P row pairs");

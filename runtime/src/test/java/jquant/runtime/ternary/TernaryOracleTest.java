@@ -1,6 +1,5 @@
 package jquant.runtime.ternary;
 
-import jquant.runtime.kernels.WorkerPool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -31,7 +30,7 @@ class TernaryOracleTest {
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
     static final int[] WIDTHS = {1, 2, 3, 4, 5, 7, 8};
-    static final WorkerPool TWO_THREADS = new WorkerPool(2);
+    static final RowPool TWO_THREADS = new RowPool(2);
 
     @AfterAll
     static void closePool() { TWO_THREADS.close(); }
@@ -84,7 +83,7 @@ class TernaryOracleTest {
         return y;
     }
 
-    static TernaryMatrix pack(Format f, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
+    static TernaryMatrix pack(Format f, TernaryTensor t, RowPool pool) throws T2pShapeException {
         return switch (f) {
             case PQ2_0 -> new Pq2Matrix(Pq2Block.encode(t), t.rows(), t.cols(), pool);
             case T2P -> new T2pMatrix(T2pBlock.encode(t), t.rows(), t.cols(), pool);
@@ -111,7 +110,7 @@ class TernaryOracleTest {
         ActivationBlocks[] xs = new ActivationBlocks[width];
         for (int c = 0; c < width; c++) xs[c] = column(kind, cols, rnd);
 
-        TernaryMatrix m = pack(f, t, width % 2 == 0 ? TWO_THREADS : new WorkerPool(1));
+        TernaryMatrix m = pack(f, t, width % 2 == 0 ? TWO_THREADS : RowPool.inline());
         int[][] vectorDots = m.blockDots(xs), scalarDots = m.blockDotsScalar(xs);
         float[][] vectorY = m.multiply(xs), scalarY = m.multiplyScalar(xs);
         for (int c = 0; c < width; c++) {
@@ -150,7 +149,7 @@ class TernaryOracleTest {
         Random rnd = new Random(cols);
         ActivationBlocks[] xs = new ActivationBlocks[5];
         for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
-        for (WorkerPool pool : new WorkerPool[] {new WorkerPool(1), TWO_THREADS}) {
+        for (RowPool pool : new RowPool[] {RowPool.inline(), TWO_THREADS}) {
             TernaryMatrix m = pack(f, t, pool);
             for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
                 int[][] got = m.blockDots(batch);
@@ -180,7 +179,7 @@ class TernaryOracleTest {
         }
         TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
         ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
-        TernaryMatrix m = pack(Format.T2P, t, new WorkerPool(1));
+        TernaryMatrix m = pack(Format.T2P, t, RowPool.inline());
         assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
         assertThat(m.multiply(x, x)[1]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
     }
@@ -189,7 +188,7 @@ class TernaryOracleTest {
     void t2pRefusesInfiniteOrNanScales() throws Exception {
         byte[] data = T2pBlock.encode(codes(79, 4, 256, false));
         data[136 + 2 * 2 + 1] = (byte) 0x7C;   // row 2 of the second block: +inf
-        assertThatThrownBy(() -> new T2pMatrix(data, 4, 256, new WorkerPool(1))).hasMessageContaining("non-finite scale for row 2");
+        assertThatThrownBy(() -> new T2pMatrix(data, 4, 256, RowPool.inline())).hasMessageContaining("non-finite scale for row 2");
     }
 
     @Test
@@ -198,9 +197,9 @@ class TernaryOracleTest {
         Random rnd = new Random(6);
         ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
                 column(Activations.RANDOM, 1024, rnd)};
-        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", Pq2Block.encode(t), 12, 1024, new WorkerPool(1));
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", Pq2Block.encode(t), 12, 1024, RowPool.inline());
         assertThat(sel.matrix()).isInstanceOf(T2pMatrix.class);
-        TernaryMatrix stock = new Pq2Matrix(Pq2Block.encode(t), 12, 1024, new WorkerPool(1));
+        TernaryMatrix stock = new Pq2Matrix(Pq2Block.encode(t), 12, 1024, RowPool.inline());
         assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
         assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
         assertThat(sel.matrix().multiply(xs)).isDeepEqualTo(stock.multiply(xs));
@@ -215,7 +214,7 @@ class TernaryOracleTest {
     @MethodSource("rejectedShapes")
     void selectorKeepsStockForRowsNotMultipleOfFourAndStaysExact(int rows, int cols) {
         TernaryTensor t = codes(rows * 100L + cols, rows, cols, true);
-        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.2.attn_k", Pq2Block.encode(t), rows, cols, new WorkerPool(1));
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.2.attn_k", Pq2Block.encode(t), rows, cols, RowPool.inline());
         assertThat(sel.matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(sel.reason()).contains("blk.2.attn_k").contains(rows + "×" + cols).contains("stock");
         ActivationBlocks[] xs = {column(Activations.RANDOM, cols, new Random(rows)), column(Activations.EXTREME, cols, new Random(1))};
@@ -225,15 +224,15 @@ class TernaryOracleTest {
 
     @Test
     void colsNotMultipleOf128AreRefusedEverywhere() {
-        assertThatThrownBy(() -> TernaryMatrix.select("w", new byte[4 * 34], 4, 200, new WorkerPool(1)))
+        assertThatThrownBy(() -> TernaryMatrix.select("w", new byte[4 * 34], 4, 200, RowPool.inline()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("128");
-        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 4, 192, new WorkerPool(1))).hasMessageContaining("cols % 128");
-        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 6, 128, new WorkerPool(1))).hasMessageContaining("rows % 4");
+        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 4, 192, RowPool.inline())).hasMessageContaining("cols % 128");
+        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 6, 128, RowPool.inline())).hasMessageContaining("rows % 4");
     }
 
     @Test
     void mismatchedColumnsAreRefused() throws Exception {
-        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), new WorkerPool(1));
+        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), RowPool.inline());
         assertThatThrownBy(() -> m.multiply(column(Activations.ZEROS, 512, new Random(1))))
                 .hasMessageContaining("512 values").hasMessageContaining("256 inputs");
     }

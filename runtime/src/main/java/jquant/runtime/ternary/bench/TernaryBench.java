@@ -11,7 +11,7 @@ import jquant.pack.ternary.T2pRepacker;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.runtime.ternary.RowPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
 
@@ -55,7 +55,7 @@ public final class TernaryBench {
         ActivationBlocks xq = ActivationBlocks.quantize(x);
 
         for (int threads = 1; threads <= 2; threads++) {
-            try (WorkerPool pool = new WorkerPool(threads)) {
+            try (RowPool pool = new RowPool(threads)) {
                 double bw = bandwidth(buffer, pool);
                 System.out.printf("%n== %d thread%s: memory read bandwidth %.1f GB/s%n", threads, threads == 1 ? "" : "s", bw);
                 TernaryMatrix stock = new Pq2Matrix(pq2, ROWS, COLS, pool);
@@ -109,13 +109,13 @@ public final class TernaryBench {
     }
 
     /** GB/s of summing the pre-touched buffer, split across the pool; best of several passes. */
-    static double bandwidth(long[] buffer, WorkerPool pool) {
+    static double bandwidth(long[] buffer, RowPool pool) {
         int chunks = 64, per = buffer.length / chunks;
         long[] sink = new long[chunks];
         long best = Long.MAX_VALUE;
         for (int pass = 0; pass < 8; pass++) {
             long t = System.nanoTime();
-            pool.forRange(chunks, per, (worker, from, to) -> {
+            pool.forEach(chunks, (from, to) -> {
                 for (int c = from; c < to; c++) {
                     LongVector acc = LongVector.zero(L);
                     for (int i = c * per; i < (c + 1) * per; i += L.length()) acc = acc.add(LongVector.fromArray(L, buffer, i));
