@@ -72,8 +72,8 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
         }
         try {
             return Tokenizer.of(v);
-        } catch (UnsupportedOperationException e) {
-            throw new CheckpointException(path, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(path, "its tokenizer: " + e.getMessage());
         }
     }
 

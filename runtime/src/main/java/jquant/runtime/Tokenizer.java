@@ -23,18 +23,11 @@ public interface Tokenizer {
     /** Whether {@link #encode(String)} starts a text with BOS. */
     boolean addsBos();
 
-    /**
-     * The tokenizer for {@code vocabulary}.
-     *
-     * @throws UnsupportedOperationException for byte-level BPE vocabularies (GGUF "gpt2",
-     *         tokenizer.json), which this runtime does not implement yet
-     */
+    /** The tokenizer for {@code vocabulary}: SentencePiece BPE or GPT-2-style byte-level BPE. */
     static Tokenizer of(Vocabulary vocabulary) {
         return switch (vocabulary.kind()) {
             case SENTENCEPIECE -> new SentencePieceTokenizer(vocabulary);
-            case BPE -> throw new UnsupportedOperationException(
-                    "byte-level BPE vocabularies (GGUF tokenizer model \"gpt2\", tokenizer.json merges) are not supported; "
-                            + "only SentencePiece vocabularies are");
+            case BPE -> new BytePairTokenizer(vocabulary);
         };
     }
 }

@@ -80,11 +80,4 @@ class SentencePieceTokenizerTest {
         assertThat(t.decode(new int[] {407, 261})).isEqualTo("upon a");
         assertThatThrownBy(() -> t.decode(new int[] {512})).hasMessageContaining("token 512 outside the vocabulary");
     }
-
-    @Test
-    void bpeVocabulariesAreRejectedClearly() {
-        Vocabulary bpe = new Vocabulary(Vocabulary.Kind.BPE, List.of("a", "b"), new float[2], List.of("a b"), -1, -1, false);
-        assertThatThrownBy(() -> Tokenizer.of(bpe)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("byte-level BPE");
-    }
 }
