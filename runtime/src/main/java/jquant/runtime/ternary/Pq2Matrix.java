@@ -152,13 +152,14 @@ public final class Pq2Matrix implements TernaryMatrix {
         }
     }
 
+    @Override
+    public float scale(int row, int block) {
+        return Float.float16ToFloat(Pq2Block.scaleBits(data, (int) (row * Pq2Block.rowBytes(cols)) + block * Pq2Block.BYTES));
+    }
+
     private float output(int r, int[] dots, int stride, int lane, ActivationBlocks x) {
-        int base = (int) (r * Pq2Block.rowBytes(cols));
         float acc = 0f;
-        for (int b = 0; b < blocks; b++) {
-            float d = Float.float16ToFloat(Pq2Block.scaleBits(data, base + b * Pq2Block.BYTES));
-            acc = ActivationBlocks.term(acc, dots[b * stride + lane], d, x.scale(b));
-        }
+        for (int b = 0; b < blocks; b++) acc = ActivationBlocks.term(acc, dots[b * stride + lane], scale(r, b), x.scale(b));
         return acc;
     }
 
@@ -275,17 +276,4 @@ public final class Pq2Matrix implements TernaryMatrix {
         return out;
     }
 
-    @Override
-    public float[][] multiplyScalar(ActivationBlocks... xs) {
-        int[][] dots = blockDotsScalar(xs);
-        float[][] y = new float[xs.length][rows];
-        int[] mine = new int[blocks];
-        for (int c = 0; c < xs.length; c++) {
-            for (int r = 0; r < rows; r++) {
-                System.arraycopy(dots[c], r * blocks, mine, 0, blocks);
-                y[c][r] = output(r, mine, 1, 0, xs[c]);
-            }
-        }
-        return y;
-    }
 }

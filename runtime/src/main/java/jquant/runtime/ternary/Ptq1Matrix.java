@@ -137,13 +137,15 @@ public final class Ptq1Matrix implements TernaryMatrix {
         }
     }
 
+    @Override
+    public float scale(int row, int block) {
+        int off = (row * blocks + block) * Ptq1Block.BYTES + Ptq1Block.SCALE_OFFSET;
+        return Float.float16ToFloat((short) ((data[off] & 0xFF) | (data[off + 1] << 8)));
+    }
+
     private float output(int r, int[] dots, ActivationBlocks x) {
         float acc = 0f;
-        for (int b = 0; b < blocks; b++) {
-            int off = (r * blocks + b) * Ptq1Block.BYTES + Ptq1Block.SCALE_OFFSET;
-            float d = Float.float16ToFloat((short) ((data[off] & 0xFF) | (data[off + 1] << 8)));
-            acc = ActivationBlocks.term(acc, dots[b], d, x.scale(b));
-        }
+        for (int b = 0; b < blocks; b++) acc = ActivationBlocks.term(acc, dots[b], scale(r, b), x.scale(b));
         return acc;
     }
 
@@ -192,17 +194,4 @@ public final class Ptq1Matrix implements TernaryMatrix {
         return out;
     }
 
-    @Override
-    public float[][] multiplyScalar(ActivationBlocks... xs) {
-        int[][] dots = blockDotsScalar(xs);
-        float[][] y = new float[xs.length][rows];
-        int[] mine = new int[blocks];
-        for (int c = 0; c < xs.length; c++) {
-            for (int r = 0; r < rows; r++) {
-                System.arraycopy(dots[c], r * blocks, mine, 0, blocks);
-                y[c][r] = output(r, mine, xs[c]);
-            }
-        }
-        return y;
-    }
 }

@@ -90,6 +90,11 @@ public final class T2pMatrix implements TernaryMatrix {
 
     @Override public int rows() { return rows; }
     @Override public int cols() { return cols; }
+
+    @Override
+    public float scale(int row, int block) {
+        return Float.float16ToFloat(Pq2Block.scaleBits(data, (row / 4) * blocks * T2pBlock.BYTES + block * T2pBlock.BYTES + 2 * (row % 4)));
+    }
     @Override public long packedBytes() { return data.length; }
 
     // ---------------------------------------------------------------- activations, laid out per kernel
@@ -401,20 +406,4 @@ public final class T2pMatrix implements TernaryMatrix {
         return dots;
     }
 
-    @Override
-    public float[][] multiplyScalar(ActivationBlocks... xs) {
-        int[][] dots = blockDotsScalar(xs);
-        float[][] y = new float[xs.length][rows];
-        for (int c = 0; c < xs.length; c++) {
-            for (int row = 0; row < rows; row++) {
-                float acc = 0f;
-                for (int b = 0; b < blocks; b++) {
-                    float d = Float.float16ToFloat(Pq2Block.scaleBits(data, (row / 4) * blocks * T2pBlock.BYTES + b * T2pBlock.BYTES + 2 * (row % 4)));
-                    acc = ActivationBlocks.term(acc, dots[c][row * blocks + b], d, xs[c].scale(b));
-                }
-                y[c][row] = acc;
-            }
-        }
-        return y;
-    }
 }

@@ -1,6 +1,7 @@
 package jquant.runtime.ternary;
 
 import jquant.pack.ternary.T2pRepacker;
+import jquant.pack.ternary.TernaryTensor;
 import jquant.pack.ternary.T2pShapeException;
 
 /**
@@ -24,8 +25,26 @@ public sealed interface TernaryMatrix permits Pq2Matrix, T2pMatrix, Ptq1Matrix {
     /** The integer block dots {@code [c][row · blocks + b]} the vector kernels produce before scaling. */
     int[][] blockDots(ActivationBlocks... columns);
 
-    /** Scalar twin of {@link #multiply}. */
-    float[][] multiplyScalar(ActivationBlocks... columns);
+    /** The float scale of {@code row}'s block {@code block} (stored as fp16). */
+    float scale(int row, int block);
+
+    /**
+     * Scalar twin of {@link #multiply}: the integer dots of {@link #blockDotsScalar} scaled block by
+     * block, {@code y = Σ_b dot_b · (d_b · scale_b)} in ascending b, the formula every kernel uses.
+     */
+    default float[][] multiplyScalar(ActivationBlocks... columns) {
+        int[][] dots = blockDotsScalar(columns);
+        int blocks = cols() / TernaryTensor.BLOCK;
+        float[][] y = new float[columns.length][rows()];
+        for (int c = 0; c < columns.length; c++) {
+            for (int row = 0; row < rows(); row++) {
+                float acc = 0f;
+                for (int b = 0; b < blocks; b++) acc = ActivationBlocks.term(acc, dots[c][row * blocks + b], scale(row, b), columns[c].scale(b));
+                y[c][row] = acc;
+            }
+        }
+        return y;
+    }
 
     /** Scalar twin of {@link #blockDots}. */
     int[][] blockDotsScalar(ActivationBlocks... columns);
