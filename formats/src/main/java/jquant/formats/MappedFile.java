@@ -38,6 +38,26 @@ public final class MappedFile implements AutoCloseable {
         }
     }
 
+    /** Builds something from a file's mapping, or fails with the reason. */
+    @FunctionalInterface
+    public interface Parser<T> {
+        T parse(MappedFile file) throws CheckpointException;
+    }
+
+    /**
+     * Maps {@code path} and hands it to {@code parser}; if parsing fails the mapping is closed, so a
+     * rejected file never leaks one. On success the result owns the mapping.
+     */
+    public static <T> T parse(Path path, Parser<T> parser) throws CheckpointException {
+        MappedFile file = open(path);
+        try {
+            return parser.parse(file);
+        } catch (CheckpointException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
     public Path path() { return path; }
 
     public MemorySegment segment() { return segment; }

@@ -1,17 +1,14 @@
 package jquant.formats.gguf;
 
-import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.SequencedMap;
 import jquant.formats.CheckpointException;
+import jquant.formats.MappedFile;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 
@@ -41,7 +38,7 @@ public final class GgufFile implements AutoCloseable {
     private static final long MAX_ELEMENTS = 1L << 60;
 
     private final Path path;
-    private final Arena arena;
+    private final MappedFile file;
     private final int version;
     private final SequencedMap<String, GgufValue> metadata;
     private final List<GgufTensorInfo> tensorInfos;
@@ -49,9 +46,10 @@ public final class GgufFile implements AutoCloseable {
     private final long dataOffset;
     private final SequencedMap<String, Tensor> tensors;
 
-    private GgufFile(Path path, Arena arena, MemorySegment mapped) throws CheckpointException {
+    private GgufFile(Path path, MappedFile file) throws CheckpointException {
         this.path = path;
-        this.arena = arena;
+        this.file = file;
+        MemorySegment mapped = file.segment();
         GgufCursor in = new GgufCursor(path, mapped);
         if (mapped.byteSize() < 4 || (int) in.u32("magic") != MAGIC) throw in.error("not a GGUF file (bad magic)");
         long v = in.u32("version");
@@ -98,15 +96,9 @@ public final class GgufFile implements AutoCloseable {
 
     /** Maps and parses {@code path}. */
     public static GgufFile open(Path path) throws CheckpointException {
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
-            return new GgufFile(path, arena, mapped);
-        } catch (CheckpointException e) {
-            arena.close();
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            arena.close();
+        try {
+            return MappedFile.parse(path, file -> new GgufFile(path, file));
+        } catch (RuntimeException e) {
             throw new CheckpointException(path, "cannot read as GGUF: " + e.getMessage(), e);
         }
     }
@@ -171,6 +163,6 @@ public final class GgufFile implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        file.close();
     }
 }

@@ -63,13 +63,7 @@ public final class JqwFile implements AutoCloseable {
     }
 
     private static JqwFile open(Path path, boolean checkLayers) throws CheckpointException {
-        MappedFile file = MappedFile.open(path);
-        try {
-            return read(path, file, checkLayers);
-        } catch (CheckpointException | RuntimeException e) {
-            file.close();
-            throw e;
-        }
+        return MappedFile.parse(path, file -> read(path, file, checkLayers));
     }
 
     private static JqwFile read(Path path, MappedFile file, boolean checkLayers) throws CheckpointException {

@@ -73,13 +73,7 @@ public final class Llama2cCheckpoint implements Checkpoint {
 
     /** Opens a checkpoint with an explicit llama2.c {@code tokenizer.bin} (null: look beside the checkpoint). */
     public static Llama2cCheckpoint open(Path path, Path tokenizer) throws CheckpointException {
-        MappedFile file = MappedFile.open(path);
-        try {
-            return read(path, file, tokenizer);
-        } catch (CheckpointException | RuntimeException e) {
-            file.close();
-            throw e;
-        }
+        return MappedFile.parse(path, file -> read(path, file, tokenizer));
     }
 
     /** True if the file starts like a llama2.c checkpoint (the v1 magic, or a plausible legacy header). */

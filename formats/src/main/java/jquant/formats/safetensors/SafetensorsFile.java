@@ -3,14 +3,11 @@ package jquant.formats.safetensors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -19,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import jquant.formats.CheckpointException;
+import jquant.formats.MappedFile;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 
@@ -41,15 +39,16 @@ public final class SafetensorsFile implements AutoCloseable {
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path path;
-    private final Arena arena;
+    private final MappedFile file;
     private final SequencedMap<String, Tensor> tensors;
     private final Map<String, String> metadata;
 
     private record Entry(String name, DType dtype, long[] shape, long begin, long end) {}
 
-    private SafetensorsFile(Path path, Arena arena, MemorySegment mapped) throws CheckpointException {
+    private SafetensorsFile(Path path, MappedFile file) throws CheckpointException {
         this.path = path;
-        this.arena = arena;
+        this.file = file;
+        MemorySegment mapped = file.segment();
         if (mapped.byteSize() < 8) throw new CheckpointException(path, "truncated: " + mapped.byteSize() + " bytes, no header length");
         long headerLength = mapped.get(U64, 0);
         if (headerLength < 0 || headerLength > mapped.byteSize() - 8) {
@@ -95,14 +94,9 @@ public final class SafetensorsFile implements AutoCloseable {
 
     /** Maps and validates {@code path}. */
     public static SafetensorsFile open(Path path) throws CheckpointException {
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            return new SafetensorsFile(path, arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
-        } catch (CheckpointException e) {
-            arena.close();
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            arena.close();
+        try {
+            return MappedFile.parse(path, file -> new SafetensorsFile(path, file));
+        } catch (RuntimeException e) {
             throw new CheckpointException(path, "cannot read as safetensors: " + e.getMessage(), e);
         }
     }
@@ -155,5 +149,5 @@ public final class SafetensorsFile implements AutoCloseable {
     public Map<String, String> metadata() { return metadata; }
 
     @Override
-    public void close() { arena.close(); }
+    public void close() { file.close(); }
 }
