@@ -163,8 +163,29 @@ class KernelsTest {
     void workerFailuresReachTheCaller() {
         try (WorkerPool pool = new WorkerPool(2)) {
             assertThatThrownBy(() -> pool.forRange(100, 1 << 20, (worker, s, e) -> {
-                if (worker == 1) throw new IllegalStateException("boom in worker " + worker);
-            })).isInstanceOf(IllegalStateException.class).hasMessage("boom in worker 1");
+                if (s <= 57 && 57 < e) throw new IllegalStateException("boom at item 57");
+            })).isInstanceOf(IllegalStateException.class).hasMessage("boom at item 57");
+            int[] runs = new int[1000];
+            pool.forRange(runs.length, 1 << 20, (worker, s, e) -> { for (int i = s; i < e; i++) runs[i]++; });
+            assertThat(runs).containsOnly(1);   // the pool still works after a failure, each item exactly once
+        }
+    }
+
+    @Test
+    void nestedAndConcurrentJobsRunEveryItemOnce() throws Exception {
+        try (WorkerPool pool = new WorkerPool(3)) {
+            java.util.concurrent.atomic.AtomicIntegerArray runs = new java.util.concurrent.atomic.AtomicIntegerArray(64 * 64);
+            Runnable job = () -> pool.forRange(64, 1 << 20, (worker, s, e) -> {
+                for (int i = s; i < e; i++) {
+                    int outer = i;
+                    pool.forRange(64, 1 << 20, (w2, s2, e2) -> { for (int j = s2; j < e2; j++) runs.incrementAndGet(outer * 64 + j); });
+                }
+            });
+            Thread other = new Thread(job);
+            other.start();
+            job.run();
+            other.join();
+            for (int i = 0; i < runs.length(); i++) assertThat(runs.get(i)).as("item %d", i).isEqualTo(2);
         }
     }
 }
