@@ -175,22 +175,12 @@ public final class SentencePieceTokenizer implements Tokenizer {
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
-    /** A growable int array, to avoid boxing a text's worth of token ids. */
-    private static final class IntList {
-        private int[] data;
-        private int size;
-
-        IntList(int capacity) {
-            data = new int[Math.max(capacity, 4)];
+    @Override
+    public byte[] pieceBytes(int token) {
+        if (token < 0 || token >= vocabulary.size()) {
+            throw new IllegalArgumentException("token " + token + " outside the vocabulary [0, " + vocabulary.size() + ")");
         }
-
-        void add(int value) {
-            if (size == data.length) data = Arrays.copyOf(data, data.length * 2);
-            data[size++] = value;
-        }
-
-        int[] toArray() {
-            return Arrays.copyOf(data, size);
-        }
+        if (byteOf[token] >= 0) return new byte[] {(byte) byteOf[token]};
+        return vocabulary.pieces().get(token).replace(SPACE_MARK, ' ').getBytes(StandardCharsets.UTF_8);
     }
 }
