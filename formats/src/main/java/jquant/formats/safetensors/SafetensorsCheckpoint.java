@@ -29,8 +29,8 @@ import jquant.formats.tokenizer.SentencePieceModel;
 /**
  * A Hugging Face {@code LlamaForCausalLM} folder as a {@link Checkpoint}: {@code config.json}, weights in
  * {@code model.safetensors} or in shards listed by {@code model.safetensors.index.json}, and the tokenizer
- * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (byte-level BPE;
- * see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
+ * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (byte-level or
+ * SentencePiece-style BPE; see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
  */
 public final class SafetensorsCheckpoint implements Checkpoint {
     public static final String SINGLE_FILE = "model.safetensors";

@@ -22,12 +22,15 @@ import jquant.formats.gguf.LlamaCppPreTokenizers;
 
 /**
  * Reads a Hugging Face {@code tokenizer.json} of a byte-level BPE model (GPT-2, Llama 3, Qwen2, SmolLM …)
- * into a {@link Vocabulary.Kind#BPE} vocabulary, refusing by name anything it would not reproduce:
+ * into a {@link Vocabulary.Kind#BPE} vocabulary, or of a SentencePiece-style BPE model (Llama 2, TinyLlama:
+ * {@code ▁} for spaces, {@code byte_fallback} to {@code <0xNN>} pieces; see {@link #isSentencePieceStyle})
+ * into a {@link Vocabulary.Kind#SENTENCEPIECE} one that merges by its rules (special tokens in the text are
+ * then not recognised, as SentencePiece does not), refusing by name anything it would not reproduce:
  *
  * <ul>
  *   <li>{@code model}: type "BPE"; {@code vocab} (piece → id), {@code merges} ("a b" strings or ["a", "b"]
  *       pairs, both kept as "a b"), {@code ignore_merges}. Dropout and subword prefixes/suffixes are refused.</li>
- *   <li>{@code normalizer}: none.</li>
+ *   <li>{@code normalizer}: none (byte-level), or the SentencePiece-style one.</li>
  *   <li>{@code pre_tokenizer}: {@code Split} (regex or string, behaviour Isolated, not inverted) and
  *       {@code Digits} steps, optionally in a {@code Sequence}, ending in {@code ByteLevel} (without
  *       {@code add_prefix_space}); ByteLevel's {@code use_regex} adds GPT-2's pattern. These become the
@@ -81,13 +84,25 @@ public final class HfTokenizerJson {
                 throw new CheckpointException(file, "BPE " + field + " " + v + " is not supported");
             }
         }
-        if (!root.path("normalizer").isNull() && !root.path("normalizer").isMissingNode()) {
-            throw new CheckpointException(file, "normalizer '" + root.path("normalizer").path("type").asText() + "' is not supported (none only)");
-        }
         if (model.has("vocab") || model.has("merges")) throw new CheckpointException(file, "model.vocab is not an object or model.merges not an array");
+        boolean sentencePiece = isSentencePieceStyle(root);
         List<String> patterns = new ArrayList<>();
-        if (!splits(file, root.path("pre_tokenizer"), patterns)) {
-            throw new CheckpointException(file, "its pre-tokenizer has no ByteLevel step: only byte-level BPE is supported");
+        if (sentencePiece) {
+            if (!model.path("byte_fallback").asBoolean(false)) {
+                throw new CheckpointException(file, "a SentencePiece-style BPE without byte_fallback is not supported");
+            }
+            if (model.path("ignore_merges").asBoolean(false)) {
+                throw new CheckpointException(file, "a SentencePiece-style BPE with ignore_merges is not supported");
+            }
+        } else {
+            JsonNode normalizer = root.path("normalizer");
+            if (!normalizer.isNull() && !normalizer.isMissingNode()) {
+                throw new CheckpointException(file, "normalizer '" + normalizer.path("type").asText() + "' is not supported (none only)");
+            }
+            if (!splits(file, root.path("pre_tokenizer"), patterns)) {
+                throw new CheckpointException(file, "its pre-tokenizer has no ByteLevel step: only byte-level BPE "
+                        + "(and SentencePiece-style BPE with a ▁ prefix and byte fallback) is supported");
+            }
         }
 
         List<String> pieces = json.pieces();
@@ -114,7 +129,7 @@ public final class HfTokenizerJson {
         JsonNode config = tokenizerConfig(file);
         if (bos < 0) bos = tokenId(file, pieces, config.path("bos_token")).orElse(templateBos.map(pieces::indexOf).orElse(-1));
         if (eos < 0) eos = tokenId(file, pieces, config.path("eos_token")).orElse(-1);
-        Optional<String> name = Optional.ofNullable(LLAMA_CPP_NAMES.get(patterns));
+        Optional<String> name = sentencePiece ? Optional.empty() : Optional.ofNullable(LLAMA_CPP_NAMES.get(patterns));
         boolean addBos;
         if (config.path("add_bos_token").isBoolean()) {
             addBos = config.path("add_bos_token").asBoolean();
@@ -125,8 +140,26 @@ public final class HfTokenizerJson {
             // llama.cpp's default for the pre-tokenizer, when there is a BOS token to add
             addBos = bos >= 0 && name.flatMap(LlamaCppPreTokenizers::named).map(LlamaCppPreTokenizers.Family::addBos).orElse(false);
         }
-        return new Vocabulary(Vocabulary.Kind.BPE, pieces, new float[pieces.size()], json.merges(), bos, eos, addBos, types,
-                new PreTokenizer(name, patterns), model.path("ignore_merges").asBoolean(false));
+        return new Vocabulary(sentencePiece ? Vocabulary.Kind.SENTENCEPIECE : Vocabulary.Kind.BPE, pieces, new float[pieces.size()],
+                json.merges(), bos, eos, addBos, types, new PreTokenizer(name, patterns), model.path("ignore_merges").asBoolean(false));
+    }
+
+    /**
+     * Whether the text is prepared as SentencePiece prepares it — a {@code ▁} before it and every space
+     * made {@code ▁} — and then merged whole: the normalizer {@code Sequence[Prepend("▁"), Replace(" ", "▁")]}
+     * with no pre-tokenizer, as transformers' Llama converter writes it. (Its newer {@code Metaspace} form
+     * adds no {@code ▁} before a text that starts with a space, unlike SentencePiece, and is refused.)
+     */
+    private static boolean isSentencePieceStyle(JsonNode root) {
+        JsonNode normalizer = root.path("normalizer");
+        JsonNode pre = root.path("pre_tokenizer");
+        if (!"Sequence".equals(normalizer.path("type").asText()) || normalizer.path("normalizers").size() != 2) return false;
+        if (!pre.isNull() && !pre.isMissingNode()) return false;
+        JsonNode prepend = normalizer.path("normalizers").get(0);
+        JsonNode replace = normalizer.path("normalizers").get(1);
+        return "Prepend".equals(prepend.path("type").asText()) && "\u2581".equals(prepend.path("prepend").asText())
+                && "Replace".equals(replace.path("type").asText()) && " ".equals(replace.path("pattern").path("String").asText(null))
+                && "\u2581".equals(replace.path("content").asText());
     }
 
     /** A tokenizer.json: {@code model.vocab} as pieces by id and {@code model.merges} as "a b", everything else as a tree. */

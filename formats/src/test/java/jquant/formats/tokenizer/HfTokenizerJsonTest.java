@@ -66,9 +66,12 @@ class HfTokenizerJsonTest {
         assertRefused(json("{\"type\":\"Whitespace\"}", "null", "null"), "pre-tokenizer 'Whitespace' is not supported");
         assertRefused(json("{\"type\":\"Sequence\",\"pretokenizers\":[" + byteLevel + ",{\"type\":\"Digits\"}]}", "null", "null"),
                 "pre-tokenizer step Digits after ByteLevel is not supported");
-        assertRefused(json("{\"type\":\"Digits\"}", "null", "null"), "its pre-tokenizer has no ByteLevel step: only byte-level BPE is supported");
+        assertRefused(json("{\"type\":\"Digits\"}", "null", "null"), "its pre-tokenizer has no ByteLevel step: only byte-level BPE (and SentencePiece-style BPE with a ▁ prefix and byte fallback) is supported");
         assertRefused(json("{\"type\":\"ByteLevel\",\"add_prefix_space\":true}", "null", "null"), "ByteLevel add_prefix_space is not supported");
         assertRefused(json(byteLevel, "null", "{\"type\":\"NFC\"}"), "normalizer 'NFC' is not supported (none only)");
+        assertRefused(json("null", "null", """
+                {"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]}"""),
+                "a SentencePiece-style BPE without byte_fallback is not supported");
         assertRefused(json(byteLevel, """
                 {"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"<s>","type_id":0}}]}""", "null"),
                 "post-processor template appends <s> after the text, which is not supported");
