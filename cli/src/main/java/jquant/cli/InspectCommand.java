@@ -10,6 +10,7 @@ import jquant.formats.Checkpoints;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -166,6 +167,11 @@ final class InspectCommand implements Callable<Integer> {
             vocab.put("bos", v.bos());
             vocab.put("eos", v.eos());
             vocab.put("addBos", v.addBos());
+            if (v.kind() == Vocabulary.Kind.BPE) {
+                vocab.put("preTokenizer", v.preTokenizer().llamaCppName().orElse(null));
+                vocab.put("splitPatterns", v.preTokenizer().patterns());
+                vocab.put("ignoreMerges", v.ignoreMerges());
+            }
             r.put("vocabulary", vocab);
         });
         r.put("tensors", tensors);
@@ -206,7 +212,9 @@ final class InspectCommand implements Callable<Integer> {
                 cfg.dim(), cfg.hiddenDim(), cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.headDim(), cfg.vocabSize(), cfg.maxSeqLen());
         out.printf("  rope theta %s, rms eps %s, %s embeddings%n", cfg.ropeTheta(), cfg.rmsEps(), cfg.tiedEmbeddings() ? "tied" : "separate");
         c.vocabulary().ifPresentOrElse(
-                v -> out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%s%n", v.kind().name().toLowerCase(), v.size(), v.bos(), v.eos(), v.addBos() ? ", adds BOS" : ""),
+                v -> out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%s%s%n", v.kind().name().toLowerCase(), v.size(), v.bos(), v.eos(),
+                        v.addBos() ? ", adds BOS" : "", v.kind() == Vocabulary.Kind.BPE
+                                ? ", pre-tokenizer " + v.preTokenizer().llamaCppName().orElse(v.preTokenizer().patterns().size() + " patterns") : ""),
                 () -> out.println("  tokenizer: none found"));
         out.println();
         @SuppressWarnings("unchecked")

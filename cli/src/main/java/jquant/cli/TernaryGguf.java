@@ -113,6 +113,12 @@ final class TernaryGguf {
         for (int i = 0; i < v.size(); i++) scores.add(GgufValue.float32(v.scores()[i]));
         kv.put("tokenizer.ggml.scores", GgufValue.array(GgufType.FLOAT32, scores));
         if (!v.merges().isEmpty()) kv.put("tokenizer.ggml.merges", GgufValue.stringArray(v.merges()));
+        if (v.kind() == Vocabulary.Kind.BPE) {
+            String pre = v.preTokenizer().llamaCppName().orElseThrow(() -> new CheckpointException(c.source(),
+                    "its tokenizer's pre-tokenizer has no llama.cpp name to write as tokenizer.ggml.pre"));
+            kv.put("tokenizer.ggml.pre", GgufValue.string(pre));
+            kv.put("tokenizer.ggml.token_type", GgufValue.array(GgufType.INT32, v.types().stream().map(t -> GgufValue.int32(t.code())).toList()));
+        }
         kv.put("tokenizer.ggml.bos_token_id", GgufValue.uint32(v.bos()));
         kv.put("tokenizer.ggml.eos_token_id", GgufValue.uint32(v.eos()));
         kv.put("tokenizer.ggml.add_bos_token", GgufValue.bool(v.addBos()));

@@ -18,7 +18,9 @@ import java.util.PriorityQueue;
  *       {@code ▁} (U+2581); other whitespace is left as it is;</li>
  *   <li>the text is split into characters (code points);</li>
  *   <li>repeatedly, of all adjacent pairs whose concatenation is a piece, the one with the highest
- *       score is merged; ties go to the leftmost pair;</li>
+ *       score is merged; ties go to the leftmost pair. A vocabulary with merge rules (a Hugging Face
+ *       {@code tokenizer.json} made from a SentencePiece model, BPE with {@code byte_fallback}) merges
+ *       by rule instead: the pair with the lowest-ranked rule first, as Hugging Face's BPE model does;</li>
  *   <li>each remaining symbol becomes its piece's id or, if no piece spells it, one byte-fallback
  *       token {@code <0xNN>} per UTF-8 byte.</li>
  * </ol>
@@ -39,6 +41,8 @@ public final class SentencePieceTokenizer implements Tokenizer {
     private final int[] byteTokens = new int[256];
     /** For each id, the byte it stands for if it is a {@code <0xNN>} token, else -1. */
     private final int[] byteOf;
+    /** Rank of each merge rule by its (left id, right id), when the vocabulary lists merges. */
+    private final Map<Long, Integer> mergeRanks = new HashMap<>();
 
     public SentencePieceTokenizer(Vocabulary vocabulary) {
         if (vocabulary.kind() != Vocabulary.Kind.SENTENCEPIECE) {
@@ -56,6 +60,18 @@ public final class SentencePieceTokenizer implements Tokenizer {
                 ids.putIfAbsent(piece, id);
             }
         }
+        for (int rank = 0; rank < vocabulary.merges().size(); rank++) {
+            String rule = vocabulary.merges().get(rank);
+            int space = rule.indexOf(' ', 1);
+            Integer left = space < 0 ? null : ids.get(rule.substring(0, space));
+            Integer right = space < 0 ? null : ids.get(rule.substring(space + 1));
+            if (left == null || right == null) throw new IllegalArgumentException("merge rule " + rank + " \"" + rule + "\" is not two pieces of the vocabulary");
+            mergeRanks.putIfAbsent(pair(left, right), rank);
+        }
+    }
+
+    private static long pair(int left, int right) {
+        return (long) left << 32 | right;
     }
 
     /** The byte a {@code <0xNN>} piece stands for, or -1. */
@@ -148,10 +164,19 @@ public final class SentencePieceTokenizer implements Tokenizer {
         }
     }
 
+    /** Offers a pair whose concatenation is a piece, by that piece's score or, with merges, by its merge rule's rank. */
     private void offer(PriorityQueue<Bigram> queue, String s, int[] start, int[] len, int left, int right) {
         int length = len[left] + len[right];
         Integer id = ids.get(s.substring(start[left], start[left] + length));
-        if (id != null) queue.add(new Bigram(left, right, vocabulary.scores()[id], length));
+        if (id == null) return;
+        if (mergeRanks.isEmpty()) {
+            queue.add(new Bigram(left, right, vocabulary.scores()[id], length));
+            return;
+        }
+        Integer l = ids.get(s.substring(start[left], start[left] + len[left]));
+        Integer r = ids.get(s.substring(start[right], start[right] + len[right]));
+        Integer rank = l == null || r == null ? null : mergeRanks.get(pair(l, r));
+        if (rank != null) queue.add(new Bigram(left, right, -rank, length));  // exact: ranks stay below 2^24
     }
 
     @Override
@@ -175,22 +200,12 @@ public final class SentencePieceTokenizer implements Tokenizer {
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
-    /** A growable int array, to avoid boxing a text's worth of token ids. */
-    private static final class IntList {
-        private int[] data;
-        private int size;
-
-        IntList(int capacity) {
-            data = new int[Math.max(capacity, 4)];
+    @Override
+    public byte[] pieceBytes(int token) {
+        if (token < 0 || token >= vocabulary.size()) {
+            throw new IllegalArgumentException("token " + token + " outside the vocabulary [0, " + vocabulary.size() + ")");
         }
-
-        void add(int value) {
-            if (size == data.length) data = Arrays.copyOf(data, data.length * 2);
-            data[size++] = value;
-        }
-
-        int[] toArray() {
-            return Arrays.copyOf(data, size);
-        }
+        if (byteOf[token] >= 0) return new byte[] {(byte) byteOf[token]};
+        return vocabulary.pieces().get(token).replace(SPACE_MARK, ' ').getBytes(StandardCharsets.UTF_8);
     }
 }

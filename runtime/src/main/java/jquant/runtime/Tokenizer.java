@@ -14,6 +14,13 @@ public interface Tokenizer {
     /** The text of a token sequence (control tokens such as BOS/EOS print nothing). */
     String decode(int[] tokens);
 
+    /**
+     * The bytes one token stands for, as llama.cpp's {@code token_to_piece} shows it with special tokens
+     * rendered: control tokens (BOS and EOS too) as their text, a byte token as its byte, so a piece may
+     * be part of a UTF-8 character.
+     */
+    byte[] pieceBytes(int token);
+
     /** Beginning-of-sequence id, or -1 if the vocabulary has none. */
     int bos();
 
@@ -23,7 +30,7 @@ public interface Tokenizer {
     /** Whether {@link #encode(String)} starts a text with BOS. */
     boolean addsBos();
 
-    /** The tokenizer for {@code vocabulary}: SentencePiece BPE or GPT-2-style byte-level BPE. */
+    /** The tokenizer for {@code vocabulary}: SentencePiece BPE or byte-level BPE. */
     static Tokenizer of(Vocabulary vocabulary) {
         return switch (vocabulary.kind()) {
             case SENTENCEPIECE -> new SentencePieceTokenizer(vocabulary);

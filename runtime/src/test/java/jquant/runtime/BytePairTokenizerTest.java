@@ -1,10 +1,16 @@
 package jquant.runtime;
 
+import jquant.formats.PreTokenizer;
 import jquant.formats.Vocabulary;
+import jquant.formats.Vocabulary.TokenType;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,12 +62,58 @@ class BytePairTokenizerTest {
         assertThat(t.encode(" the", false)).containsExactly(id(v, "Ġthe"));
     }
 
+    /** The byte pieces in byte order, "ab" from merging "a b", and {@code extra} pieces of the given types, split by GPT-2's pattern. */
+    private static Vocabulary withPieces(boolean ignoreMerges, Map<String, TokenType> extra) {
+        List<String> pieces = new ArrayList<>();
+        for (int b = 0; b < 256; b++) pieces.add(String.valueOf(BytePairTokenizer.byteChar(b)));
+        pieces.add("ab");
+        List<TokenType> types = new ArrayList<>(Collections.nCopies(pieces.size(), TokenType.NORMAL));
+        extra.forEach((piece, type) -> {
+            pieces.add(piece);
+            types.add(type);
+        });
+        return new Vocabulary(Vocabulary.Kind.BPE, pieces, new float[pieces.size()], List.of("a b"), -1, -1, false, types,
+                PreTokenizer.GPT2, ignoreMerges);
+    }
+
+    @Test
+    void aWordThatIsAPieceSkipsMergingWhenMergesAreIgnored() {
+        // "abc" is a piece no merge reaches: merging gives ab + c, ignore_merges (Llama 3's setting) the piece itself
+        Vocabulary merging = withPieces(false, Map.of("abc", TokenType.NORMAL));
+        Vocabulary whole = withPieces(true, Map.of("abc", TokenType.NORMAL));
+        assertThat(Tokenizer.of(merging).encode("abc", false)).containsExactly(id(merging, "ab"), 'c');
+        assertThat(Tokenizer.of(whole).encode("abc", false)).containsExactly(id(whole, "abc"));
+        assertThat(Tokenizer.of(whole).encode("abcab", false)).containsExactly(id(whole, "ab"), 'c', id(whole, "ab"));
+    }
+
+    @Test
+    void controlAndUserDefinedPiecesAreFoundWholeLeftmostLongest() {
+        Map<String, TokenType> extra = new LinkedHashMap<>();
+        extra.put("<|x|>", TokenType.CONTROL);
+        extra.put("<|x|>y", TokenType.CONTROL);
+        extra.put("<t>", TokenType.USER_DEFINED);
+        extra.put("<n>", TokenType.NORMAL);
+        Vocabulary v = withPieces(false, extra);
+        Tokenizer t = Tokenizer.of(v);
+        int[] ids = t.encode("ab<|x|>yab<|x|><t><n>", false);
+        // byte pieces come first, in byte order: the id of a printable ASCII character is its code
+        assertThat(ids).containsExactly(id(v, "ab"), id(v, "<|x|>y"), id(v, "ab"), id(v, "<|x|>"), id(v, "<t>"), '<', 'n', '>');
+        assertThat(t.decode(ids)).isEqualTo("ab<|x|>yab<|x|><t><n>");
+        assertThat(t.pieceBytes(id(v, "<|x|>"))).isEqualTo("<|x|>".getBytes(StandardCharsets.UTF_8));
+        // a byte piece may be half a character: 'é' is C3 A9, each its own piece here
+        assertThat(t.encode("é", false)).containsExactly(0xC3, 0xA9);
+        assertThat(t.pieceBytes(0xC3)).containsExactly((byte) 0xC3);
+    }
+
     @Test
     void badVocabulariesAndTokensAreClearErrors() {
-        Vocabulary missingBytes = new Vocabulary(Vocabulary.Kind.BPE, List.of("a", "b"), new float[2], List.of("a b"), -1, -1, false);
+        Vocabulary missingBytes = new Vocabulary(Vocabulary.Kind.BPE, List.of("a", "b", "ab"), new float[3], List.of("a b"), -1, -1, false);
         assertThatThrownBy(() -> Tokenizer.of(missingBytes).encode("c")).hasMessageContaining("\"c\"").hasMessageContaining("not in the vocabulary");
         Vocabulary badMerge = new Vocabulary(Vocabulary.Kind.BPE, List.of("a"), new float[1], List.of("ab"), -1, -1, false);
         assertThatThrownBy(() -> Tokenizer.of(badMerge)).hasMessageContaining("merge rule 0");
+        // as Hugging Face tokenizers refuses to load it: a merge must make a piece of the vocabulary
+        Vocabulary mergeOutside = new Vocabulary(Vocabulary.Kind.BPE, List.of("a", "b"), new float[2], List.of("a b"), -1, -1, false);
+        assertThatThrownBy(() -> Tokenizer.of(mergeOutside)).hasMessage("merge rule 0 \"a b\": \"ab\" is not in the vocabulary");
         assertThatThrownBy(() -> Tokenizer.of(vocabulary()).decode(new int[] {9999})).hasMessageContaining("outside the vocabulary");
     }
 }

@@ -1,17 +1,25 @@
 package jquant.formats.gguf;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import jquant.formats.CheckpointException;
+import jquant.formats.PreTokenizer;
 import jquant.formats.Vocabulary;
+import jquant.formats.Vocabulary.TokenType;
 
 /**
  * The tokenizer stored in GGUF metadata: {@code tokenizer.ggml.model} ("llama" → SentencePiece, "gpt2" →
- * byte-level BPE), {@code .tokens}, {@code .scores} (0 where absent), {@code .merges},
- * {@code .bos_token_id}, {@code .eos_token_id}, {@code .add_bos_token} (default: true for SentencePiece,
- * false for BPE, as llama.cpp defaults).
+ * byte-level BPE), {@code .tokens}, {@code .scores} (0 where absent), {@code .token_type} (normal where
+ * absent), {@code .merges}, {@code .bos_token_id}, {@code .eos_token_id} and {@code .add_bos_token}.
+ *
+ * <p>A BPE vocabulary's {@code tokenizer.ggml.pre} names its pre-tokenizer, which also sets whether whole
+ * words skip merging and the default of {@code add_bos_token} ({@link LlamaCppPreTokenizers}); a name
+ * jquant does not know is refused, and a missing one means llama.cpp's "default". SentencePiece adds BOS
+ * by default, as llama.cpp does.
  */
 final class GgufVocabulary {
     private static final String PREFIX = "tokenizer.ggml.";
@@ -40,9 +48,33 @@ final class GgufVocabulary {
         List<String> merges = kv.containsKey(PREFIX + "merges") ? strings(path, kv.get(PREFIX + "merges"), "merges") : List.of();
         int bos = tokenId(path, kv, "bos_token_id", pieces.size());
         int eos = tokenId(path, kv, "eos_token_id", pieces.size());
+        PreTokenizer pre = PreTokenizer.NONE;
+        boolean ignoreMerges = false;
+        boolean add = kind == Vocabulary.Kind.SENTENCEPIECE;
+        if (kind == Vocabulary.Kind.BPE) {
+            GgufValue preValue = kv.get(PREFIX + "pre");
+            String name = preValue == null ? "default" : preValue.asString();
+            LlamaCppPreTokenizers.Family family = LlamaCppPreTokenizers.named(name).orElseThrow(() -> new CheckpointException(path,
+                    PREFIX + "pre '" + name + "' is not supported (supported: " + String.join(", ", LlamaCppPreTokenizers.names()) + ")"));
+            pre = new PreTokenizer(Optional.of(name), family.patterns());
+            ignoreMerges = family.ignoreMerges();
+            add = family.addBos();
+        }
         GgufValue addBos = kv.get(PREFIX + "add_bos_token");
-        boolean add = addBos != null ? addBos.asBoolean() : kind == Vocabulary.Kind.SENTENCEPIECE;
-        return Optional.of(new Vocabulary(kind, pieces, scores, merges, bos, eos, add));
+        if (addBos != null) add = addBos.asBoolean();
+        return Optional.of(new Vocabulary(kind, pieces, scores, merges, bos, eos, add, types(path, kv, pieces.size()), pre, ignoreMerges));
+    }
+
+    private static List<TokenType> types(Path path, Map<String, GgufValue> kv, int vocabSize) throws CheckpointException {
+        GgufValue value = kv.get(PREFIX + "token_type");
+        if (value == null) return Collections.nCopies(vocabSize, TokenType.NORMAL);
+        List<GgufValue> codes = array(path, value, "token_type").elements();
+        if (codes.size() != vocabSize) {
+            throw new CheckpointException(path, PREFIX + "token_type has " + codes.size() + " entries for " + vocabSize + " tokens");
+        }
+        List<TokenType> types = new ArrayList<>(vocabSize);
+        for (GgufValue code : codes) types.add(TokenType.of(code.asLong()));
+        return types;
     }
 
     private static GgufValue.GgufArray array(Path path, GgufValue v, String key) throws CheckpointException {

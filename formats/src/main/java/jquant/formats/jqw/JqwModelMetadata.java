@@ -5,11 +5,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.CheckpointException;
 import jquant.formats.ModelConfig;
+import jquant.formats.PreTokenizer;
 import jquant.formats.RopeConvention;
 import jquant.formats.Vocabulary;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The model description a packed file carries so that it runs without its source checkpoint
@@ -18,8 +20,12 @@ import java.util.List;
  * "model":     { "dim", "hiddenDim", "layers", "heads", "kvHeads", "vocabSize", "maxSeqLen",
  *                "ropeTheta", "rmsEps", "tiedEmbeddings", "rope": "ADJACENT_PAIRS" | "ROTATE_HALF" }
  * "tokenizer": { "kind": "SENTENCEPIECE" | "BPE", "bos", "eos", "addBos",
- *                "pieces": [...], "scores": [...], "merges": [...] }
+ *                "pieces": [...], "scores": [...], "merges": [...],
+ *                "types": [GGUF token type codes], "preTokenizer": { "llamaCppName", "patterns": [...] },
+ *                "ignoreMerges" }
  * </pre>
+ * Files written before {@code types}, {@code preTokenizer} and {@code ignoreMerges} existed read as
+ * {@link Vocabulary}'s short constructor makes them: normal tokens, GPT-2's split for BPE, merging every word.
  */
 public final class JqwModelMetadata {
     public static final String MODEL = "model";
@@ -42,6 +48,13 @@ public final class JqwModelMetadata {
         for (float s : v.scores()) scores.add(s);
         ArrayNode merges = t.putArray("merges");
         v.merges().forEach(merges::add);
+        ArrayNode types = t.putArray("types");
+        v.types().forEach(type -> types.add(type.code()));
+        ObjectNode pre = t.putObject("preTokenizer");
+        pre.put("llamaCppName", v.preTokenizer().llamaCppName().orElse(null));
+        ArrayNode patterns = pre.putArray("patterns");
+        v.preTokenizer().patterns().forEach(patterns::add);
+        t.put("ignoreMerges", v.ignoreMerges());
     }
 
     public static ModelConfig config(JqwFile file) throws CheckpointException {
@@ -72,8 +85,17 @@ public final class JqwModelMetadata {
         float[] scores = new float[s.size()];
         for (int i = 0; i < scores.length; i++) scores[i] = (float) s.get(i).asDouble();
         try {
-            return new Vocabulary(Vocabulary.Kind.valueOf(field(file, t, "kind").asText()), pieces, scores,
+            Vocabulary v = new Vocabulary(Vocabulary.Kind.valueOf(field(file, t, "kind").asText()), pieces, scores,
                     strings(file, t, "merges"), integer(file, t, "bos"), integer(file, t, "eos"), field(file, t, "addBos").asBoolean());
+            if (!t.has("types")) return v;
+            List<Vocabulary.TokenType> types = new ArrayList<>(pieces.size());
+            for (JsonNode code : t.get("types")) types.add(Vocabulary.TokenType.of(code.asLong()));
+            JsonNode pre = field(file, t, "preTokenizer");
+            JsonNode name = pre.path("llamaCppName");
+            PreTokenizer preTokenizer = new PreTokenizer(name.isTextual() ? Optional.of(name.asText()) : Optional.empty(),
+                    strings(file, pre, "patterns"));
+            return new Vocabulary(v.kind(), pieces, scores, v.merges(), v.bos(), v.eos(), v.addBos(), types, preTokenizer,
+                    field(file, t, "ignoreMerges").asBoolean());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), "tokenizer: " + e.getMessage());
         }

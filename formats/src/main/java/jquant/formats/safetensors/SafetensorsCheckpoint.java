@@ -29,8 +29,8 @@ import jquant.formats.tokenizer.SentencePieceModel;
 /**
  * A Hugging Face {@code LlamaForCausalLM} folder as a {@link Checkpoint}: {@code config.json}, weights in
  * {@code model.safetensors} or in shards listed by {@code model.safetensors.index.json}, and the tokenizer
- * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (BPE, best effort;
- * see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
+ * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (byte-level or
+ * SentencePiece-style BPE; see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
  */
 public final class SafetensorsCheckpoint implements Checkpoint {
     public static final String SINGLE_FILE = "model.safetensors";
@@ -127,17 +127,15 @@ public final class SafetensorsCheckpoint implements Checkpoint {
     }
 
     private static Optional<Vocabulary> readVocabulary(Path folder, JsonNode config) throws CheckpointException {
-        Path tokenizerConfig = folder.resolve("tokenizer_config.json");
-        boolean addBos = !Files.isRegularFile(tokenizerConfig) || readJson(tokenizerConfig).path("add_bos_token").asBoolean(true);
         Path spModel = folder.resolve("tokenizer.model");
         if (Files.isRegularFile(spModel)) {
-            Vocabulary v = SentencePieceModel.read(spModel);
-            return Optional.of(new Vocabulary(v.kind(), v.pieces(), v.scores(), v.merges(), v.bos(), v.eos(), addBos));
+            Path tokenizerConfig = folder.resolve("tokenizer_config.json");
+            boolean addBos = !Files.isRegularFile(tokenizerConfig) || readJson(tokenizerConfig).path("add_bos_token").asBoolean(true);
+            return Optional.of(SentencePieceModel.read(spModel).withAddBos(addBos));
         }
         Path tokenizerJson = folder.resolve("tokenizer.json");
         if (Files.isRegularFile(tokenizerJson)) {
-            return Optional.of(HfTokenizerJson.read(tokenizerJson, config.path("bos_token_id").asInt(-1),
-                    config.path("eos_token_id").asInt(-1), addBos));
+            return Optional.of(HfTokenizerJson.read(tokenizerJson, config.path("bos_token_id").asInt(-1), config.path("eos_token_id").asInt(-1)));
         }
         return Optional.empty();
     }

@@ -13,11 +13,13 @@ import java.util.function.Consumer;
 import jquant.formats.CheckpointException;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
+import jquant.formats.PreTokenizer;
 import jquant.formats.RopeConvention;
 import jquant.formats.SharedFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
+import jquant.formats.Vocabulary.TokenType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -209,6 +211,7 @@ class SafetensorsCheckpointTest {
         Files.delete(folder.resolve("tokenizer.model"));
         Files.writeString(folder.resolve("tokenizer.json"), """
                 {"added_tokens":[{"id":3,"content":"<|end|>","special":true}],
+                 "pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true},
                  "model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b",["ab","b"]]}}""");
         try (SafetensorsCheckpoint c = SafetensorsCheckpoint.open(folder)) {
             Vocabulary v = c.vocabulary().orElseThrow();
@@ -217,6 +220,8 @@ class SafetensorsCheckpointTest {
             assertThat(v.merges()).containsExactly("a b", "ab b");
             assertThat(v.bos()).isEqualTo(1); // from config.json bos_token_id
             assertThat(v.eos()).isEqualTo(2);
+            assertThat(v.types()).containsExactly(TokenType.NORMAL, TokenType.NORMAL, TokenType.NORMAL, TokenType.CONTROL);
+            assertThat(v.preTokenizer()).isEqualTo(PreTokenizer.GPT2);
         }
         Files.writeString(folder.resolve("tokenizer.json"), "{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}");
         assertThatThrownBy(() -> SafetensorsCheckpoint.open(folder)).isInstanceOf(CheckpointException.class).hasMessageContaining("'Unigram' is not supported");
