@@ -8,8 +8,8 @@ import jquant.runtime.TernaryWeightsFactory;
  * {@code --kernels}: how {@code run} and {@code eval} multiply by the weights. {@code auto} runs
  * ternary tensors (and exactly ternary float matrices) on the integer ternary kernels in their stored
  * layout, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P row pairs
- * at load where the shape allows; {@code float} decodes every tensor to float32 (the comparison
- * baseline: activations are then not quantized).
+ * at load where the shape allows; {@code float} multiplies every tensor in float32, ternary ones decoded
+ * row by row as they are used (the comparison baseline: activations are then not quantized).
  */
 enum KernelChoice {
     AUTO, T2P, FLOAT;
@@ -19,7 +19,7 @@ enum KernelChoice {
         return switch (this) {
             case AUTO -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.STOCK);
             case T2P -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.T2P);
-            case FLOAT -> LinearWeightsFactory.dense(compute);
+            case FLOAT -> LinearWeightsFactory.inPlace(compute);
         };
     }
 

@@ -32,12 +32,17 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
      * @param kernels   how a checkpoint's linear layers multiply ({@link KernelChoice}: ternary kernels or float)
      */
     static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode);
+        return open(path, tokenizer, mode, kernels, Compute.vector());
+    }
+
+    /** As {@link #open(Path, Path, PackedModelLoader.Mode, KernelChoice)}, on the given kernels and threads. */
+    static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, Compute compute) throws CheckpointException {
+        if (isPacked(path)) return openPacked(path, mode, compute);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
-            LlamaModel model = LlamaModel.load(c, Compute.vector(), kernels.factory(Compute.vector()));
+            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute));
             return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), c);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
@@ -54,11 +59,11 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
         }
     }
 
-    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode) throws CheckpointException {
+    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, Compute compute) throws CheckpointException {
         JqwFile f = JqwFile.open(path);
         try {
             Vocabulary v = JqwModelMetadata.vocabulary(f);
-            LlamaModel model = PackedModelLoader.load(f, Compute.vector(), mode);
+            LlamaModel model = PackedModelLoader.load(f, compute, mode);
             return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), f);
         } catch (CheckpointException | RuntimeException e) {
             f.close();

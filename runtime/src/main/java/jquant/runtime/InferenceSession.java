@@ -127,8 +127,8 @@ public final class InferenceSession {
         int dim = c.dim();
         int kvDim = c.kvDim();
         int hidden = c.hiddenDim();
-        float[] embedding = model.embedding();
-        for (int i = 0; i < m; i++) System.arraycopy(embedding, tokens[b0 + i] * dim, x, i * dim, dim);
+        TokenEmbedding embedding = model.embedding();
+        for (int i = 0; i < m; i++) embedding.lookup(tokens[b0 + i], x, i * dim);
         List<LlamaModel.Layer> layers = model.layers();
         for (int l = 0; l < layers.size(); l++) {
             LlamaModel.Layer layer = layers.get(l);

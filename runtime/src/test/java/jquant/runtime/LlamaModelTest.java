@@ -20,10 +20,21 @@ import static org.assertj.core.api.Assertions.offset;
 class LlamaModelTest {
     private static final int[] PROMPT = {1, 403, 407, 261, 378};
 
-    static LlamaModel stories260K(Compute compute) throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
-            return LlamaModel.load(c, compute, LinearWeightsFactory.dense(compute));
-        }
+    /** Open for the whole class: a model reads its weights from the checkpoint's mapping. */
+    private static Checkpoint stories;
+
+    @org.junit.jupiter.api.BeforeAll
+    static void open() throws IOException {
+        stories = Checkpoints.open(Shared.model("stories260K.bin"));
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void close() {
+        if (stories != null) stories.close();
+    }
+
+    static LlamaModel stories260K(Compute compute) {
+        return LlamaModel.load(stories, compute, LinearWeightsFactory.inPlace(compute));
     }
 
     /** The prompt (minus BOS) followed by the greedy continuation: positions 1..200, as the golden files list them. */
@@ -143,7 +154,7 @@ class LlamaModelTest {
                     weights.create(TensorKind.W_DOWN, l, c.tensor(TensorKind.W_DOWN, l))));
         }
         Tensor head = c.tensor(TensorKind.HEAD, 0);
-        return new LlamaModel(c.config(), rope, c.tensor(TensorKind.EMBEDDING, 0).toFloats(), layers,
+        return new LlamaModel(c.config(), rope, TokenEmbedding.of(c.tensor(TensorKind.EMBEDDING, 0)), layers,
                 c.tensor(TensorKind.FINAL_NORM, 0).toFloats(), weights.create(TensorKind.HEAD, 0, head), compute);
     }
 

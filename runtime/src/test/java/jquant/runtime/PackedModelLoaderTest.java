@@ -13,7 +13,9 @@ import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
 import jquant.quantize.RelativeError;
 import jquant.quantize.SymmetricChannelQuantizer;
-import jquant.runtime.kernels.ScalarInt8Dot;
+import jquant.runtime.kernels.ScalarMatmulKernels;
+import jquant.runtime.kernels.VectorKernels;
+import jquant.runtime.kernels.WorkerPool;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -149,7 +151,8 @@ class PackedModelLoaderTest {
             float[] reference = logits(LlamaModel.load(c), tokens);
             try (JqwFile j = JqwFile.open(f)) {
                 float[] npu = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU), tokens);
-                float[] oracle = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU, new ScalarInt8Dot()), tokens);
+                Compute scalarProducts = new Compute(new VectorKernels(), new ScalarMatmulKernels(), WorkerPool.common());
+                float[] oracle = logits(PackedModelLoader.load(j, scalarProducts, PackedModelLoader.Mode.NPU), tokens);
                 assertThat(maxAbsDifference(npu, oracle)).isZero();
                 int vocab = c.config().vocabSize(), agree = 0;
                 double err = 0, norm = 0;

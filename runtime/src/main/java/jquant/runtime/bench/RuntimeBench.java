@@ -12,6 +12,7 @@ import jquant.runtime.DenseF32Weights;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LlamaModel;
+import jquant.runtime.TokenEmbedding;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.kernels.WorkerPool;
 
@@ -190,7 +191,7 @@ public final class RuntimeBench {
                     dense(rnd, c.hiddenDim(), c.dim(), compute), dense(rnd, c.hiddenDim(), c.dim(), compute),
                     dense(rnd, c.dim(), c.hiddenDim(), compute)));
         }
-        return new LlamaModel(c, RopeConvention.ADJACENT_PAIRS, embedding, layers, ones(c.dim()),
+        return new LlamaModel(c, RopeConvention.ADJACENT_PAIRS, TokenEmbedding.of(embedding, c.dim()), layers, ones(c.dim()),
                 new DenseF32Weights(embedding, c.vocabSize(), c.dim(), compute), compute);
     }
 
