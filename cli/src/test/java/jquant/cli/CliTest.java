@@ -2,6 +2,8 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -12,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 class CliTest {
 
@@ -23,12 +24,6 @@ class CliTest {
         StringWriter out = new StringWriter(), err = new StringWriter();
         int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
         return new Result(code, out.toString(), err.toString());
-    }
-
-    static Path shared(String model) {
-        Path p = Path.of(System.getProperty("jquant.shared", "../shared"), "models", model);
-        assumeThat(Files.exists(p)).as("shared model %s", p).isTrue();
-        return p;
     }
 
     @Test
@@ -61,17 +56,18 @@ class CliTest {
 
     @Test
     void inspectJsonDescribesStories260k() throws Exception {
-        Result r = run("inspect", "--json", shared("stories260K.bin").toString());
+        Result r = run("inspect", "--json", SharedFiles.model("stories260K.bin").toString());
         assertThat(r.code()).isZero();
         JsonNode json = new ObjectMapper().readTree(r.out());
         assertThat(json.at("/config/dim").asInt()).isEqualTo(64);
         assertThat(json.at("/config/layers").asInt()).isEqualTo(5);
         assertThat(json.at("/tensors").size()).isEqualTo(1 + 9 * 5 + 1 + 2);
-        assertThat(json.at("/totals/bytes").asLong()).isEqualTo(Files.size(shared("stories260K.bin")) - 28);
+        assertThat(json.at("/totals/bytes").asLong()).isEqualTo(Files.size(SharedFiles.model("stories260K.bin")) - 28);
         assertThat(json.at("/vocabulary/size").asInt()).isEqualTo(512);
     }
 
     @Test
+    @Slow
     void demoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
         Result first = run("demo", "--out", dir.resolve("a").toString());
         assertThat(first.code()).as(first.err()).isZero();

@@ -17,6 +17,8 @@ import jquant.runtime.LlamaModel;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 import jquant.runtime.Tokenizer;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,15 +28,16 @@ import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+@Slow
 class PackVerifyCommandTest {
 
     static String sample() throws Exception {
-        return Files.readString(Path.of(System.getProperty("jquant.shared", "../shared"), "data", "tinystories-valid-sample.txt"));
+        return Files.readString(SharedFiles.data("tinystories-valid-sample.txt"));
     }
 
     @Test
     void calibratedPackVerifyInspectEvalAndAFlippedByte(@TempDir Path dir) throws Exception {
-        Path model = CliTest.shared("stories260K.bin"), tok = CliTest.shared("tok512.bin");
+        Path model = SharedFiles.model("stories260K.bin"), tok = SharedFiles.model("tok512.bin");
         Path text = dir.resolve("calib.txt"), stats = dir.resolve("stats.gguf"), plan = dir.resolve("plan.json"), rawPlan = dir.resolve("raw.json");
         Files.writeString(text, sample().substring(0, 3000));
         assertThat(CliTest.run("calibrate", model.toString(), "--data", text.toString(), "--tokens", "512", "--out", stats.toString()).code()).isZero();
@@ -109,7 +112,7 @@ class PackVerifyCommandTest {
     @Test
     void smoothedW8A8IsCloserToFloatThanUnsmoothed(@TempDir Path dir) throws Exception {
         String text = sample();
-        try (Checkpoint c = Checkpoints.open(CliTest.shared("stories260K.bin"), CliTest.shared("tok512.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"), SharedFiles.model("tok512.bin"))) {
             CalibrationStats chosen = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, 5, 7), (s, d, t) -> {});
             CalibrationStats none = new CalibrationStats(chosen.fingerprint(), chosen.model(), chosen.tokens(), chosen.sampleTokens(), chosen.referenceBits(),
                     chosen.groups().stream().map(g -> new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(), 0f, g.unsmoothedError(),
