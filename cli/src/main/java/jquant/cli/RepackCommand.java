@@ -5,18 +5,18 @@ import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
+import jquant.formats.TernaryCodecs;
 import jquant.formats.gguf.GgufCheckpoint;
 import jquant.formats.gguf.GgufValue;
 import jquant.formats.gguf.GgufWriter;
-import jquant.pack.ternary.T2pShapeException;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
 import jquant.pack.ternary.TernaryDetector;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.runtime.TernaryWeightsFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -66,7 +66,7 @@ final class RepackCommand implements Callable<Integer> {
             List<Tensor> written = new ArrayList<>();
             List<String> repacked = new ArrayList<>(), kept = new ArrayList<>();
             for (Tensor t : c.tensors().values()) {
-                boolean ternaryType = TernaryWeightsFactory.isTernaryType(t.dtype());
+                boolean ternaryType = TernaryCodecs.isTernary(t.dtype());
                 if (!ternaryType && !linear.contains(t.name())) {
                     written.add(t);
                     continue;
@@ -75,10 +75,10 @@ final class RepackCommand implements Callable<Integer> {
                     kept.add(keep(log, written, t, "cols " + t.cols() + " not a multiple of 128: no ternary block layout fits, kept " + t.dtype()));
                     continue;
                 }
-                TernaryTensor tt = ternaryType ? TernaryGguf.decode(t)
+                TernaryTensor tt = ternaryType ? TernaryCodecs.decode(t)
                         : TernaryDetector.detect(t.name(), t.toFloats(), t.rows(), t.cols(), TernaryDetector.Granularity.PER_BLOCK);
                 try {
-                    written.add(TernaryGguf.encode(tt, t.shape(), target));
+                    written.add(TernaryCodecs.encode(tt, t.shape(), target));
                     repacked.add(t.name());
                     log.printf("  %-28s %-10s %s -> %s%n", t.name(), t.shapeString(), t.dtype(), target);
                 } catch (T2pShapeException e) {

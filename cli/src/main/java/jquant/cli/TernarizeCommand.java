@@ -4,16 +4,17 @@ import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
+import jquant.formats.TernaryCodecs;
 import jquant.formats.gguf.GgufValue;
 import jquant.formats.gguf.GgufWriter;
-import jquant.pack.ternary.T2pShapeException;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
 import jquant.pack.ternary.Ternarizer;
-import jquant.pack.ternary.TernaryTensor;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
@@ -127,12 +128,12 @@ final class TernarizeCommand implements Callable<Integer> {
         Arrays.fill(scales, flat.scales()[0]);
         TernaryTensor tt = new TernaryTensor(t.name(), t.rows(), t.cols(), scales, flat.codes());
         if (target == DType.TQ2_0 && t.cols() % 256 != 0) {
-            return new Result(TernaryGguf.encode(tt, t.shape(), DType.PQ2_0), "cols " + t.cols() + " not a multiple of 256: PQ2_0");
+            return new Result(TernaryCodecs.encode(tt, t.shape(), DType.PQ2_0), "cols " + t.cols() + " not a multiple of 256: PQ2_0");
         }
         try {
-            return new Result(TernaryGguf.encode(tt, t.shape(), target), null);
+            return new Result(TernaryCodecs.encode(tt, t.shape(), target), null);
         } catch (T2pShapeException e) {
-            return new Result(TernaryGguf.encode(tt, t.shape(), DType.PQ2_0), e.getMessage() + ": PQ2_0");
+            return new Result(TernaryCodecs.encode(tt, t.shape(), DType.PQ2_0), e.getMessage() + ": PQ2_0");
         }
     }
 }

@@ -11,15 +11,8 @@ import jquant.formats.Vocabulary;
 import jquant.formats.gguf.GgufCheckpoint;
 import jquant.formats.gguf.GgufType;
 import jquant.formats.gguf.GgufValue;
-import jquant.pack.ternary.Pq2Block;
-import jquant.pack.ternary.Ptq1Block;
-import jquant.pack.ternary.T2pBlock;
-import jquant.pack.ternary.T2pShapeException;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.pack.ternary.Tq2Block;
+import jquant.formats.quant.TernaryTensor;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -49,40 +42,6 @@ final class TernaryGguf {
         final DType dtype;
 
         Format(DType dtype) { this.dtype = dtype; }
-    }
-
-    /** The codes and scales of a tensor stored in a ternary type, exactly as stored. */
-    static TernaryTensor decode(Tensor t) {
-        byte[] data = t.data().toArray(ValueLayout.JAVA_BYTE);
-        return switch (t.dtype()) {
-            case PQ2_0 -> Pq2Block.decode(t.name(), data, t.rows(), t.cols());
-            case TQ2_0 -> Tq2Block.decode(t.name(), data, t.rows(), t.cols());
-            case PTQ1_0 -> Ptq1Block.decode(t.name(), data, t.rows(), t.cols());
-            case T2P -> {
-                try {
-                    yield T2pBlock.decode(t.name(), data, t.rows(), t.cols());
-                } catch (T2pShapeException e) {
-                    throw new IllegalArgumentException(e.getMessage(), e);   // a T2P tensor on file always has a T2P shape
-                }
-            }
-            default -> throw new IllegalArgumentException(t.name() + " is " + t.dtype() + ", not a ternary type");
-        };
-    }
-
-    /**
-     * {@code t} as a GGUF tensor of {@code type} with {@code shape}.
-     *
-     * @throws T2pShapeException when {@code type} is T2P and the shape does not fit it
-     */
-    static Tensor encode(TernaryTensor t, long[] shape, DType type) throws T2pShapeException {
-        byte[] data = switch (type) {
-            case PQ2_0 -> Pq2Block.encode(t);
-            case TQ2_0 -> Tq2Block.encode(t);
-            case PTQ1_0 -> Ptq1Block.encode(t);
-            case T2P -> T2pBlock.encode(t);
-            default -> throw new IllegalArgumentException(type + " is not a ternary type");
-        };
-        return new Tensor(t.name(), shape, type, MemorySegment.ofArray(data));
     }
 
     /** Every metadata key of a GGUF source, in order; for other formats, the llama keys and tokenizer. */

@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml Q8_K (type 15): 256 weights per block, an fp32 (not fp16) scale and 256 signed bytes;
@@ -18,22 +17,24 @@ import jquant.formats.Dequantizer;
  * Definition: {@code block_q8_K} in ggml's {@code ggml/src/ggml-common.h}, {@code dequantize_row_q8_K}
  * in {@code ggml/src/ggml-quants.c}.
  */
-public final class Q8_KDequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Q8_KBlock {
+    public static final int WEIGHTS = 256;
     public static final int SCALE_OFFSET = 0;
     public static final int QS_OFFSET = 4;
-    public static final int BSUMS_OFFSET = QS_OFFSET + BLOCK_WEIGHTS;
-    public static final int BSUMS_BYTES = BLOCK_WEIGHTS / 16 * 2;
-    public static final int BLOCK_BYTES = BSUMS_OFFSET + BSUMS_BYTES;
+    public static final int BSUMS_OFFSET = QS_OFFSET + WEIGHTS;
+    public static final int BSUMS_BYTES = WEIGHTS / 16 * 2;
+    public static final int BYTES = BSUMS_OFFSET + BSUMS_BYTES;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "Q8_K");
+    private Q8_KBlock() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "Q8_K");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.f32(src, base + SCALE_OFFSET);
-            int out = offset + b * BLOCK_WEIGHTS;
-            for (int i = 0; i < BLOCK_WEIGHTS; i++) {
+            int out = offset + b * WEIGHTS;
+            for (int i = 0; i < WEIGHTS; i++) {
                 dst[out + i] = d * Blocks.signedByte(src, base + QS_OFFSET + i);
             }
         }

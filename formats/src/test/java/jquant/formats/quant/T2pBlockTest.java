@@ -12,7 +12,7 @@ import jquant.formats.Tensor;
 import org.junit.jupiter.api.Test;
 
 /** T2P read through formats: blocks built from the layout's byte formula, decoded whole and by row. */
-class T2PDequantizerTest {
+class T2pBlockTest {
 
     /** 8 rows × 256 columns of codes u ∈ 0..3 and fp16 row-block scales, packed by the documented formula. */
     @Test
@@ -59,7 +59,8 @@ class T2PDequantizerTest {
     @Test
     void needsTheRowLengthAndWholeRowGroups() {
         assertThatThrownBy(() -> Dequantizer.of(DType.T2P)).hasMessageContaining("row length");
-        assertThatThrownBy(() -> new T2PDequantizer(192)).hasMessageContaining("multiple of 128");
+        assertThatThrownBy(() -> Dequantizer.of(DType.T2P, 192).dequantize(MemorySegment.ofArray(new byte[136]), new float[512], 0, 512))
+                .hasMessageContaining("multiple of 128");
         assertThatThrownBy(() -> DType.T2P.byteSize(2L * 128, 128)).hasMessageContaining("groups of 4");
     }
 }

@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml Q6_K (type 14): a super-block of 256 weights in 16 sub-blocks of 16, each with a signed 8-bit
@@ -22,28 +21,30 @@ import jquant.formats.Dequantizer;
  * Definition: {@code block_q6_K} in ggml's {@code ggml/src/ggml-common.h}, {@code dequantize_row_q6_K}
  * in {@code ggml/src/ggml-quants.c}.
  */
-public final class Q6_KDequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Q6_KBlock {
+    public static final int WEIGHTS = 256;
     public static final int SUB_BLOCK_WEIGHTS = 16;
     public static final int QL_OFFSET = 0;
-    public static final int QL_BYTES = BLOCK_WEIGHTS / 2;
+    public static final int QL_BYTES = WEIGHTS / 2;
     public static final int QH_OFFSET = QL_OFFSET + QL_BYTES;
-    public static final int QH_BYTES = BLOCK_WEIGHTS / 4;
+    public static final int QH_BYTES = WEIGHTS / 4;
     public static final int SCALES_OFFSET = QH_OFFSET + QH_BYTES;
-    public static final int SCALES_BYTES = BLOCK_WEIGHTS / SUB_BLOCK_WEIGHTS;
+    public static final int SCALES_BYTES = WEIGHTS / SUB_BLOCK_WEIGHTS;
     public static final int SCALE_OFFSET = SCALES_OFFSET + SCALES_BYTES;
-    public static final int BLOCK_BYTES = SCALE_OFFSET + 2;
+    public static final int BYTES = SCALE_OFFSET + 2;
     /** Codes 0..63 stand for −32..31. */
     public static final int ZERO_CODE = 32;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "Q6_K");
+    private Q6_KBlock() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "Q6_K");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.half(src, base + SCALE_OFFSET);
-            int out = offset + b * BLOCK_WEIGHTS;
-            for (int e = 0; e < BLOCK_WEIGHTS; e++) {
+            int out = offset + b * WEIGHTS;
+            for (int e = 0; e < WEIGHTS; e++) {
                 int sc = Blocks.signedByte(src, base + SCALES_OFFSET + e / SUB_BLOCK_WEIGHTS);
                 dst[out + e] = d * sc * (code(src, base, e) - ZERO_CODE);
             }

@@ -1,4 +1,4 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
 
 /**
  * Repacks stock PQ2_0 rows into T2P row-pair blocks: four PQ2_0 blocks (same columns, four

@@ -1,4 +1,4 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

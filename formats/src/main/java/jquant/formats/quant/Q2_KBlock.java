@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml Q2_K (type 10): a super-block of 256 weights in 16 sub-blocks of 16, each sub-block with a
@@ -20,25 +19,27 @@ import jquant.formats.Dequantizer;
  * Definition: {@code block_q2_K} in ggml's {@code ggml/src/ggml-common.h}, {@code dequantize_row_q2_K}
  * in {@code ggml/src/ggml-quants.c}.
  */
-public final class Q2_KDequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Q2_KBlock {
+    public static final int WEIGHTS = 256;
     public static final int SUB_BLOCK_WEIGHTS = 16;
     public static final int SCALES_OFFSET = 0;
-    public static final int SCALES_BYTES = BLOCK_WEIGHTS / SUB_BLOCK_WEIGHTS;
+    public static final int SCALES_BYTES = WEIGHTS / SUB_BLOCK_WEIGHTS;
     public static final int QS_OFFSET = SCALES_OFFSET + SCALES_BYTES;
-    public static final int QS_BYTES = BLOCK_WEIGHTS / 4;
+    public static final int QS_BYTES = WEIGHTS / 4;
     public static final int SCALE_OFFSET = QS_OFFSET + QS_BYTES;
     public static final int MIN_SCALE_OFFSET = SCALE_OFFSET + 2;
-    public static final int BLOCK_BYTES = MIN_SCALE_OFFSET + 2;
+    public static final int BYTES = MIN_SCALE_OFFSET + 2;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "Q2_K");
+    private Q2_KBlock() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "Q2_K");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.half(src, base + SCALE_OFFSET);
             float dmin = Blocks.half(src, base + MIN_SCALE_OFFSET);
-            int out = offset + b * BLOCK_WEIGHTS;
+            int out = offset + b * WEIGHTS;
             for (int s = 0; s < SCALES_BYTES; s++) {
                 int packed = Blocks.unsignedByte(src, base + SCALES_OFFSET + s);
                 float dl = d * (packed & 0x0F);

@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml Q4_K (type 12): a super-block of 256 weights in 8 sub-blocks of 32, each with a 6-bit scale
@@ -20,24 +19,26 @@ import jquant.formats.Dequantizer;
  * Definition: {@code block_q4_K} in ggml's {@code ggml/src/ggml-common.h}, {@code dequantize_row_q4_K}
  * and {@code get_scale_min_k4} in {@code ggml/src/ggml-quants.c}.
  */
-public final class Q4_KDequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Q4_KBlock {
+    public static final int WEIGHTS = 256;
     public static final int SUB_BLOCK_WEIGHTS = 32;
     public static final int SCALE_OFFSET = 0;
     public static final int MIN_SCALE_OFFSET = 2;
     public static final int SCALES_OFFSET = 4;
     public static final int QS_OFFSET = SCALES_OFFSET + KScales.BYTES;
-    public static final int QS_BYTES = BLOCK_WEIGHTS / 2;
-    public static final int BLOCK_BYTES = QS_OFFSET + QS_BYTES;
+    public static final int QS_BYTES = WEIGHTS / 2;
+    public static final int BYTES = QS_OFFSET + QS_BYTES;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "Q4_K");
+    private Q4_KBlock() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "Q4_K");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.half(src, base + SCALE_OFFSET);
             float dmin = Blocks.half(src, base + MIN_SCALE_OFFSET);
-            int out = offset + b * BLOCK_WEIGHTS;
+            int out = offset + b * WEIGHTS;
             for (int s = 0; s < KScales.SUB_BLOCKS; s++) {
                 float dl = d * KScales.scale(src, base + SCALES_OFFSET, s);
                 float ml = dmin * KScales.min(src, base + SCALES_OFFSET, s);

@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml TQ1_0 (type 34): 256 ternary weights per block in base 3, five trits per {@code qs} byte and four
@@ -17,8 +16,8 @@ import jquant.formats.Dequantizer;
  * qh byte h (h &lt; 4):       trits of weights 240+h, 244+h, 248+h, 252+h
  * </pre>
  */
-public final class TQ1_0Dequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Tq1Block {
+    public static final int WEIGHTS = 256;
     public static final int QS_OFFSET = 0;
     public static final int QS_BYTES = 48;
     /** qs is consumed in a stage of 32 bytes, then one of 16. */
@@ -26,16 +25,18 @@ public final class TQ1_0Dequantizer implements Dequantizer {
     public static final int QH_OFFSET = QS_OFFSET + QS_BYTES;
     public static final int QH_BYTES = 4;
     public static final int SCALE_OFFSET = QH_OFFSET + QH_BYTES;
-    public static final int BLOCK_BYTES = SCALE_OFFSET + 2;
+    public static final int BYTES = SCALE_OFFSET + 2;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "TQ1_0");
+    private Tq1Block() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "TQ1_0");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.half(src, base + SCALE_OFFSET);
             Trits.decodeStaged(src, base + QS_OFFSET, QS_STAGES, base + QH_OFFSET, QH_BYTES, d, dst,
-                    offset + b * BLOCK_WEIGHTS);
+                    offset + b * WEIGHTS);
         }
     }
 }

@@ -1,29 +1,33 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
+
+import java.lang.foreign.MemorySegment;
 
 /**
- * PQ2_0 (PrismML, ggml type 142): 128 ternary weights in 34 bytes, 2.125 bits per weight.
+ * PrismML PQ2_0 (ggml type 142): 128 ternary weights in 34 bytes, 2.125 bits per weight — one fp16
+ * scale, then the weights as 2-bit codes {@code u = t + 1}; {@code w = (u − 1) · d}. Weight {@code j}
+ * sits at bits {@code 2·(j mod 4)} of byte {@code j / 4}, so consecutive weights fill a byte from its
+ * least significant bits up.
  *
  * <pre>
- *   byte  0      1      2 ........................ 33
- *        [ d (fp16, LE) ][ qs[0] ........... qs[31] ]
- *
- *   qs[j / 4] bits 2·(j mod 4) .. 2·(j mod 4)+1  =  u_j = t_j + 1     (weight j of the block)
- *
- *   qs[i]:  bit 7 6 | 5 4 | 3 2 | 1 0
- *               w4i+3 w4i+2 w4i+1 w4i
+ * byte  0       2                                  34
+ *       ├───────┼──────────────────────────────────┤
+ *       │ d f16 │ qs[0] … qs[31]                   │
+ *       └───────┴──────────────────────────────────┘
+ * qs[k] = u[4k+3] &lt;&lt; 6 | u[4k+2] &lt;&lt; 4 | u[4k+1] &lt;&lt; 2 | u[4k]
  * </pre>
  *
  * <p>Stored code u ∈ {0, 1, 2} means t = u − 1 ∈ {−1, 0, +1}. The container can also hold u = 3;
  * like PrismML's {@code dequantize_row_pq2_0} we decode it as +2 (no ternary checkpoint produces it,
- * but every reader and kernel here stays exact for it: the largest product is 2·127).
+ * but every reader and kernel here stays exact for it: the largest product is 2·127), never as an
+ * error or a clamp.
  */
 public final class Pq2Block {
 
     public static final int WEIGHTS = 128;
-    public static final int BYTES = 34;
-    public static final int SCALE_OFFSET = 0;
-    public static final int CODES_OFFSET = 2;
     public static final int BITS_PER_CODE = 2;
+    public static final int SCALE_OFFSET = 0;
+    public static final int CODES_OFFSET = SCALE_OFFSET + 2;
+    public static final int BYTES = CODES_OFFSET + WEIGHTS * BITS_PER_CODE / 8;
 
     private Pq2Block() {}
 
@@ -61,6 +65,20 @@ public final class Pq2Block {
             }
         }
         return new TernaryTensor(name, rows, cols, scales, codes);
+    }
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "PQ2_0");
+        for (int b = 0; b < blocks; b++) {
+            long base = (long) b * BYTES;
+            float d = Blocks.half(src, base + SCALE_OFFSET);
+            int out = offset + b * WEIGHTS;
+            for (int j = 0; j < WEIGHTS; j++) {
+                int code = (Blocks.unsignedByte(src, base + CODES_OFFSET + j / 4) >>> (BITS_PER_CODE * (j % 4))) & 3;
+                dst[out + j] = (code - 1) * d;
+            }
+        }
     }
 
     /** Stored 2-bit code u of weight {@code j} of the block at {@code off}. */

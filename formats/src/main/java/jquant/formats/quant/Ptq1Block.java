@@ -1,12 +1,17 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
+
+import java.lang.foreign.MemorySegment;
 
 /**
- * PTQ1_0 (PrismML, ggml type 143): 128 ternary weights in 28 bytes, 1.75 bits per weight,
- * {@code { uint8 qs[24]; uint8 qh[2]; half d; }} — ggml's TQ1_0 codec at block 128.
+ * PrismML PTQ1_0 (ggml type 143): 128 ternary weights in 28 bytes, 1.75 bits per weight,
+ * {@code { uint8 qs[24]; uint8 qh[2]; half d; }} — ggml's TQ1_0 codec ({@link Trits}) at block 128,
+ * scale last; {@code w = (trit − 1)·d}.
  *
  * <pre>
- *   byte  0 ........ 15 | 16 ..... 23 | 24  25 | 26 27
- *        [ qs stage 16  ][ qs stage 8 ][  qh   ][  d  ]
+ * byte  0               16          24      26      28
+ *       ├───────────────┼───────────┼───────┼───────┤
+ *       │ qs stage A(16)│ stage B(8)│ qh (2)│ d f16 │
+ *       └───────────────┴───────────┴───────┴───────┘
  *
  *   stage of c bytes starting at weight e0 (c = 16: e0 = 0;  c = 8: e0 = 80):
  *       byte m holds the five trits of weights e0 + n·c + m, n = 0..4, n = 0 most significant
@@ -23,19 +28,17 @@ package jquant.pack.ternary;
 public final class Ptq1Block {
 
     public static final int WEIGHTS = 128;
-    public static final int BYTES = 28;
     public static final int QS_OFFSET = 0;
     public static final int QS_BYTES = 24;
-    public static final int QH_OFFSET = 24;
+    public static final int QH_OFFSET = QS_OFFSET + QS_BYTES;
     public static final int QH_BYTES = 2;
-    public static final int SCALE_OFFSET = 26;
+    public static final int SCALE_OFFSET = QH_OFFSET + QH_BYTES;
+    public static final int BYTES = SCALE_OFFSET + 2;
     /** Stage widths in bytes, in order, and the first weight each stage holds. */
     public static final int[] STAGE_BYTES = {16, 8};
     public static final int[] STAGE_FIRST_WEIGHT = {0, 80};
     /** First weight held by {@code qh}. */
     public static final int QH_FIRST_WEIGHT = 120;
-
-    private static final int[] POW3 = {1, 3, 9, 27, 81, 243};
 
     private Ptq1Block() {}
 
@@ -86,7 +89,17 @@ public final class Ptq1Block {
 
     /** Digit n of a stored byte: ((b · 3^n mod 256) · 3) >> 8. */
     public static int digit(byte stored, int n) {
-        return (((stored & 0xFF) * POW3[n] & 0xFF) * 3) >> 8;
+        return Trits.digit(stored & 0xFF, n);
+    }
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "PTQ1_0");
+        for (int b = 0; b < blocks; b++) {
+            long base = (long) b * BYTES;
+            float d = Blocks.half(src, base + SCALE_OFFSET);
+            Trits.decodeStaged(src, base + QS_OFFSET, STAGE_BYTES, base + QH_OFFSET, QH_BYTES, d, dst, offset + b * WEIGHTS);
+        }
     }
 
     /** Byte (within the block) that holds weight k. */
@@ -107,7 +120,7 @@ public final class Ptq1Block {
         int[] q = new int[QS_BYTES + QH_BYTES];
         for (int k = 0; k < WEIGHTS; k++) {
             int digits = k >= QH_FIRST_WEIGHT ? 4 : 5;
-            q[byteOf(k) - QS_OFFSET] += trits[k] * POW3[digits - 1 - digitOf(k)];
+            q[byteOf(k) - QS_OFFSET] += trits[k] * Trits.POW3[digits - 1 - digitOf(k)];
         }
         for (int i = 0; i < q.length; i++) {
             int value = i >= QH_OFFSET - QS_OFFSET ? q[i] * 3 : q[i];   // qh: first trit to the top

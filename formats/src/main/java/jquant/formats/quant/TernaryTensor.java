@@ -1,4 +1,4 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
 
 /**
  * A ternary weight matrix in the form every ternary codec encodes and decodes: one int8 code per

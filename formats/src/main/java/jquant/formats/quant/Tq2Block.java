@@ -1,14 +1,19 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
+
+import java.lang.foreign.MemorySegment;
 
 /**
- * TQ2_0 (ggml type 35): 256 ternary weights in 66 bytes, {@code { uint8 qs[64]; half d; }}.
+ * ggml TQ2_0 (type 35): 256 ternary weights in 66 bytes, {@code { uint8 qs[64]; half d; }} — 2-bit
+ * codes {@code u = t + 1}, then one fp16 scale; {@code w = (u − 1) · d}. The block is two 128-weight
+ * halves of 32 bytes; in half {@code h}, weight {@code 128·h + 32·n + m} sits at bits {@code 2n..2n+1}
+ * of byte {@code 32·h + m}.
  *
  * <pre>
- *   byte  0 ............ 31 | 32 ........... 63 | 64 65
- *        [ half 0: weights 0..127 ][ half 1: 128..255 ][ d  ]
- *
- *   within a half h (bytes 32h .. 32h+31), byte m (m &lt; 32), bits 2n..2n+1:
- *       u = t + 1 of weight 128·h + 32·n + m,   n = 0..3
+ * byte  0                 32                64      66
+ *       ├─────────────────┼─────────────────┼───────┤
+ *       │ qs half 0       │ qs half 1       │ d f16 │
+ *       └─────────────────┴─────────────────┴───────┘
+ * qs[32h+m] = u[128h+96+m] &lt;&lt; 6 | u[128h+64+m] &lt;&lt; 4 | u[128h+32+m] &lt;&lt; 2 | u[128h+m]
  * </pre>
  *
  * <p>That is ggml's {@code quantize_row_tq2_0_ref} / {@code dequantize_row_tq2_0}: byte m of a
@@ -19,10 +24,11 @@ package jquant.pack.ternary;
 public final class Tq2Block {
 
     public static final int WEIGHTS = 256;
-    public static final int BYTES = 66;
     public static final int CODES_OFFSET = 0;
+    /** Bytes per 128-weight half; also the stride between weights sharing a byte. */
     public static final int HALF_BYTES = 32;
-    public static final int SCALE_OFFSET = 64;
+    public static final int SCALE_OFFSET = CODES_OFFSET + 2 * HALF_BYTES;
+    public static final int BYTES = SCALE_OFFSET + 2;
 
     private Tq2Block() {}
 
@@ -69,6 +75,29 @@ public final class Tq2Block {
             }
         }
         return new TernaryTensor(name, rows, cols, scales, codes);
+    }
+
+    /**
+     * Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}; code 3
+     * decodes as {@code +2·d}, exactly as ggml's {@code dequantize_row_tq2_0} does, so that every
+     * container byte has one meaning.
+     */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "TQ2_0");
+        for (int b = 0; b < blocks; b++) {
+            long base = (long) b * BYTES;
+            float d = Blocks.half(src, base + SCALE_OFFSET);
+            int out = offset + b * WEIGHTS;
+            for (int half = 0; half < 2; half++) {
+                for (int m = 0; m < HALF_BYTES; m++) {
+                    int packed = Blocks.unsignedByte(src, base + CODES_OFFSET + half * HALF_BYTES + m);
+                    for (int n = 0; n < 4; n++) {
+                        int code = (packed >>> (2 * n)) & 3;
+                        dst[out + 128 * half + HALF_BYTES * n + m] = (code - 1) * d;
+                    }
+                }
+            }
+        }
     }
 
     /** Byte (within the block) holding weight k: half k/128, position m = k mod 32. */

@@ -1,7 +1,6 @@
 package jquant.formats.quant;
 
 import java.lang.foreign.MemorySegment;
-import jquant.formats.Dequantizer;
 
 /**
  * ggml Q3_K (type 11): a super-block of 256 weights in 16 sub-blocks of 16, each with a signed 6-bit
@@ -25,30 +24,32 @@ import jquant.formats.Dequantizer;
  * Definition: {@code block_q3_K} in ggml's {@code ggml/src/ggml-common.h}, {@code dequantize_row_q3_K}
  * (and the packing in {@code quantize_row_q3_K_ref}) in {@code ggml/src/ggml-quants.c}.
  */
-public final class Q3_KDequantizer implements Dequantizer {
-    public static final int BLOCK_WEIGHTS = 256;
+public final class Q3_KBlock {
+    public static final int WEIGHTS = 256;
     public static final int SUB_BLOCK_WEIGHTS = 16;
     public static final int HMASK_OFFSET = 0;
-    public static final int HMASK_BYTES = BLOCK_WEIGHTS / 8;
+    public static final int HMASK_BYTES = WEIGHTS / 8;
     public static final int QS_OFFSET = HMASK_OFFSET + HMASK_BYTES;
-    public static final int QS_BYTES = BLOCK_WEIGHTS / 4;
+    public static final int QS_BYTES = WEIGHTS / 4;
     public static final int SCALES_OFFSET = QS_OFFSET + QS_BYTES;
     public static final int SCALES_BYTES = 12;
     public static final int SCALE_OFFSET = SCALES_OFFSET + SCALES_BYTES;
-    public static final int BLOCK_BYTES = SCALE_OFFSET + 2;
+    public static final int BYTES = SCALE_OFFSET + 2;
     /** Stored 6-bit scales 0..63 stand for −32..31. */
     public static final int SCALE_ZERO = 32;
     /** Subtracted from a code whose high (mask) bit is clear. */
     public static final int CODE_OFFSET = 4;
 
-    @Override
-    public void dequantize(MemorySegment src, float[] dst, int offset, int count) {
-        int blocks = Blocks.blocks(count, BLOCK_WEIGHTS, "Q3_K");
+    private Q3_KBlock() {}
+
+    /** Decodes {@code count} weights (whole blocks) from {@code src} into {@code dst[offset..]}. */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count) {
+        int blocks = Blocks.blocks(count, WEIGHTS, "Q3_K");
         for (int b = 0; b < blocks; b++) {
-            long base = (long) b * BLOCK_BYTES;
+            long base = (long) b * BYTES;
             float d = Blocks.half(src, base + SCALE_OFFSET);
-            int out = offset + b * BLOCK_WEIGHTS;
-            for (int s = 0; s < BLOCK_WEIGHTS / SUB_BLOCK_WEIGHTS; s++) {
+            int out = offset + b * WEIGHTS;
+            for (int s = 0; s < WEIGHTS / SUB_BLOCK_WEIGHTS; s++) {
                 float dl = d * (scale(src, base + SCALES_OFFSET, s) - SCALE_ZERO);
                 for (int e = s * SUB_BLOCK_WEIGHTS; e < (s + 1) * SUB_BLOCK_WEIGHTS; e++) {
                     int low = TwoBitPlanes.code(src, base + QS_OFFSET, e);

@@ -1,4 +1,4 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
 
 /**
  * A matrix whose shape the T2P row-pair layout cannot hold (rows not a multiple of 4 or columns not

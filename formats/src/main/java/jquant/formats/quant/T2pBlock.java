@@ -1,13 +1,19 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
+
+import java.lang.foreign.MemorySegment;
 
 /**
- * T2P, the ternary row-pair layout (seed 000): 4 rows × 128 weights in 136 bytes — the size of four
- * PQ2_0 blocks — arranged so that one AND mask extracts 16 weights that a dot product wants side by
- * side, 8 of one row then the same 8 of the next.
+ * T2P, jquant's ternary row-pair layout (GGUF id 1000, from the T2P write-up): 4 rows × 128 weights in
+ * 136 bytes — four fp16 row scales, then 128 code bytes as 2 row pairs × 4 words × 16 bytes, the size of
+ * four PQ2_0 blocks — arranged so that one AND mask extracts 16 weights that a dot product wants side by
+ * side, 8 of one row then the same 8 of the next. Codes are {@code u = t + 1} in 2 bits,
+ * {@code w = (u − 1) · d}.
  *
  * <pre>
- *   byte 0 1 | 2 3 | 4 5 | 6 7 | 8 ........................................ 135
- *       [d r0][d r1][d r2][d r3][ pair 0: word 0..3 ][ pair 1: word 0..3 ]   (fp16, LE)
+ * byte  0    2    4    6    8                  72                 136
+ *       ├────┼────┼────┼────┼──────────────────┼──────────────────┤
+ *       │ d0 │ d1 │ d2 │ d3 │ pair 0 (rows 0,1)│ pair 1 (rows 2,3)│   d_r: fp16 scale of row r
+ *       └────┴────┴────┴────┴──────────────────┴──────────────────┘
  *
  *   code byte of (pair p, word wd, byte j) = 8 + 64·p + 16·wd + j,   j = 0..15
  *       row  = 2p + (j ≥ 8)
@@ -27,14 +33,14 @@ public final class T2pBlock {
 
     public static final int ROWS = 4;
     public static final int WEIGHTS = 128;
-    public static final int BYTES = 136;
     public static final int SCALES_OFFSET = 0;
-    public static final int CODES_OFFSET = 8;
+    public static final int CODES_OFFSET = SCALES_OFFSET + 2 * ROWS;
     public static final int PAIRS = 2;
     public static final int WORDS = 4;
     public static final int WORD_BYTES = 16;
     public static final int SLOTS = 4;
     public static final int PAIR_BYTES = WORDS * WORD_BYTES;
+    public static final int BYTES = CODES_OFFSET + PAIRS * PAIR_BYTES;
 
     private T2pBlock() {}
 
@@ -70,6 +76,37 @@ public final class T2pBlock {
     public static int storedCode(byte[] data, int off, int row, int k) {
         int wd = k / 32, s = (k / 8) % 4, j = k % 8 + 8 * (row % 2);
         return (data[off + codeByte(row / 2, wd, j)] >> (2 * s)) & 3;
+    }
+
+    /**
+     * Decodes {@code count} weights, whole row groups of rows of {@code cols} weights (a positive
+     * multiple of 128), from {@code src} into row-major {@code dst[offset..]}; code 3 decodes as
+     * {@code +2·d}, as in PQ2_0.
+     */
+    public static void dequantize(MemorySegment src, float[] dst, int offset, int count, int cols) {
+        if (cols <= 0 || cols % WEIGHTS != 0) {
+            throw new IllegalArgumentException("T2P needs a row length that is a positive multiple of " + WEIGHTS + ", got " + cols);
+        }
+        int groups = Blocks.blocks(count, ROWS * cols, "T2P (4 rows of " + cols + ")");
+        int blocksPerRow = cols / WEIGHTS;
+        for (int g = 0; g < groups; g++) {
+            for (int b = 0; b < blocksPerRow; b++) {
+                long base = ((long) g * blocksPerRow + b) * BYTES;
+                for (int p = 0; p < PAIRS; p++) {
+                    for (int wd = 0; wd < WORDS; wd++) {
+                        for (int j = 0; j < WORD_BYTES; j++) {
+                            int row = rowOf(p, j);
+                            float d = Blocks.half(src, base + SCALES_OFFSET + 2L * row);
+                            int codes = Blocks.unsignedByte(src, base + codeByte(p, wd, j));
+                            for (int s = 0; s < SLOTS; s++) {
+                                int u = (codes >>> (2 * s)) & 3;
+                                dst[offset + (g * ROWS + row) * cols + b * WEIGHTS + weightOf(wd, s, j)] = (u - 1) * d;
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     public static byte[] encode(TernaryTensor t) throws T2pShapeException {
