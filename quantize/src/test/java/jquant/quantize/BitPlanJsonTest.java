@@ -71,6 +71,13 @@ class BitPlanJsonTest {
     }
 
     @Test
+    void planFilesGetTheModeOfAnyNewFile(@TempDir Path dir) throws IOException {
+        Path plain = Files.createFile(dir.resolve("plain")), plan = dir.resolve("plan.json");
+        BitPlanJson.write(new BitPlan(4, List.of(new TensorPlan("w", 2, 8, new byte[] {3, 5}, Metric.APPROX, null))), plan);
+        assertThat(Files.getPosixFilePermissions(plan)).isEqualTo(Files.getPosixFilePermissions(plain));
+    }
+
+    @Test
     void theSameInputsGiveTheSameBytes() throws IOException {
         assertThat(BitPlanJson.toBytes(realPlan())).isEqualTo(BitPlanJson.toBytes(realPlan()));
         SplittableRandom random = new SplittableRandom(41);
