@@ -156,7 +156,7 @@ public final class BitPlanJson {
         byte[] bits = new byte[rows];
         for (int r = 0; r < rows; r++) {
             char c = digits.charAt(r);
-            if (c < '1' || c > '8') throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit 1..8");
+            if (!QuantLimits.isBitWidth(c - '0')) throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit " + QuantLimits.BIT_RANGE);
             bits[r] = (byte) (c - '0');
         }
         TensorPlan plan = new TensorPlan(name, rows, cols, bits, metric, alpha);
@@ -165,7 +165,7 @@ public final class BitPlanJson {
             throw new IllegalArgumentException(where + ": averageBits " + average + " does not match its bits (" + plan.averageBits() + ")");
         }
         JsonNode histogramNode = node.get("histogram");
-        int[] histogram = new int[SymmetricChannelQuantizer.MAX_BITS];
+        int[] histogram = new int[QuantLimits.MAX_BITS];
         if (!histogramNode.isArray() || histogramNode.size() != histogram.length) {
             throw new IllegalArgumentException(where + ": \"histogram\" must be an array of 8 counts");
         }
