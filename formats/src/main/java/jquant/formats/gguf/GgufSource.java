@@ -1,19 +1,13 @@
-package jquant.cli;
+package jquant.formats.gguf;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
-import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
-import jquant.formats.gguf.GgufCheckpoint;
-import jquant.formats.gguf.GgufType;
-import jquant.formats.gguf.GgufValue;
-import jquant.formats.quant.TernaryTensor;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -24,28 +18,14 @@ import java.util.SequencedMap;
 import java.util.Set;
 
 /**
- * What {@code ternarize} and {@code repack} share: reading any ternary tensor into a
- * {@link TernaryTensor}, encoding one into a GGUF tensor of a ternary type, the GGUF metadata of a
- * source checkpoint (copied whole from a GGUF, built from the config and vocabulary otherwise), and
- * the check that an output carries every source key.
+ * Any checkpoint as the source of a GGUF file: its metadata keys (copied whole from a GGUF, built from
+ * the config and vocabulary otherwise) and its tensors under GGUF names in llama.cpp's order.
  */
-final class TernaryGguf {
-    /** Prefix of the keys these commands add; the only source keys they may overwrite. */
-    static final String KEY_PREFIX = "jquant.ternary.";
-
-    private TernaryGguf() {}
-
-    /** The ternary GGUF types a command can write, by their {@code --format} / {@code --type} name. */
-    enum Format {
-        pq2_0(DType.PQ2_0), tq2_0(DType.TQ2_0), ptq1_0(DType.PTQ1_0), t2p(DType.T2P);
-
-        final DType dtype;
-
-        Format(DType dtype) { this.dtype = dtype; }
-    }
+public final class GgufSource {
+    private GgufSource() {}
 
     /** Every metadata key of a GGUF source, in order; for other formats, the llama keys and tokenizer. */
-    static SequencedMap<String, GgufValue> sourceMetadata(Checkpoint c) throws CheckpointException {
+    public static SequencedMap<String, GgufValue> metadata(Checkpoint c) throws CheckpointException {
         if (c instanceof GgufCheckpoint g) return new LinkedHashMap<>(g.file().metadata());
         if (c.rope() != RopeConvention.ADJACENT_PAIRS) {
             throw new CheckpointException(c.source(), "its q/k rows use " + c.rope() + " RoPE; GGUF llama files use adjacent pairs"
@@ -83,7 +63,7 @@ final class TernaryGguf {
      * names ({@code blk.0.attn_q.weight}) in llama.cpp's order (embedding, each block, final norm,
      * classifier), the classifier left out when tied.
      */
-    static SequencedMap<String, Tensor> sourceTensors(Checkpoint c) {
+    public static SequencedMap<String, Tensor> tensors(Checkpoint c) {
         if (c instanceof GgufCheckpoint) return c.tensors();
         SequencedMap<String, Tensor> out = new LinkedHashMap<>();
         put(out, c, TensorKind.EMBEDDING, 0);
@@ -104,7 +84,7 @@ final class TernaryGguf {
     }
 
     /** GGUF names of the seven linear matrices of every block. */
-    static Set<String> blockLinearNames(Checkpoint c, Map<String, Tensor> gguf) {
+    public static Set<String> blockLinearNames(Checkpoint c, Map<String, Tensor> gguf) {
         Set<String> names = new LinkedHashSet<>();
         for (TensorKind kind : TensorKind.values()) {
             if (!kind.isBlockLinear()) continue;
@@ -114,21 +94,5 @@ final class TernaryGguf {
             }
         }
         return names;
-    }
-
-    /**
-     * Refuses an output metadata map that drops or changes a source key (keys under
-     * {@value #KEY_PREFIX} excepted: they describe this very write).
-     */
-    static void requireCarried(Path source, Map<String, GgufValue> from, Map<String, GgufValue> to) {
-        for (var e : from.entrySet()) {
-            if (e.getKey().startsWith(KEY_PREFIX)) continue;
-            GgufValue v = to.get(e.getKey());
-            if (v == null) throw new IllegalStateException("refusing to write: metadata key " + e.getKey() + " of " + source + " would be dropped");
-            if (!v.equals(e.getValue())) {
-                throw new IllegalStateException("refusing to write: metadata key " + e.getKey() + " of " + source + " would change from "
-                        + e.getValue().toJava() + " to " + v.toJava());
-            }
-        }
     }
 }
