@@ -1,4 +1,4 @@
-package jquant.cli;
+package jquant.runtime;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
@@ -6,10 +6,6 @@ import jquant.formats.Checkpoints;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
-import jquant.runtime.Compute;
-import jquant.runtime.LlamaModel;
-import jquant.runtime.PackedModelLoader;
-import jquant.runtime.Tokenizer;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,9 +15,10 @@ import java.nio.file.Path;
 
 /**
  * A model ready to run: where it came from, its vocabulary, the runtime model and its tokenizer, and
- * the open file or checkpoint behind it.
+ * the open file or checkpoint behind it (closed with this). What {@code jquant run} and
+ * {@code jquant eval} open, for library users too.
  */
-record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource) implements AutoCloseable {
+public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource) implements AutoCloseable {
 
     /**
      * Opens any checkpoint jquant reads, or a jquant packed file (recognised by its magic) in
@@ -31,7 +28,7 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
      * @param mode      how a packed file's weights run (ignored for checkpoints)
      * @param kernels   how a checkpoint's linear layers multiply ({@link KernelChoice}: ternary kernels or float)
      */
-    static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) throws CheckpointException {
+    public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) throws CheckpointException {
         if (isPacked(path)) return openPacked(path, mode);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
@@ -45,7 +42,8 @@ record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokeniz
         }
     }
 
-    static boolean isPacked(Path path) {
+    /** Whether {@code path} is a jquant packed file (by its magic). */
+    public static boolean isPacked(Path path) {
         if (!Files.isRegularFile(path)) return false;
         try (InputStream in = Files.newInputStream(path)) {
             return JqwFile.looksLike(MemorySegment.ofArray(in.readNBytes(8)));
