@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.calibration.StatsSmoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;

@@ -1,10 +1,5 @@
-package jquant.cli;
+package jquant.calibration;
 
-import jquant.calibration.CalibrationStats;
-import jquant.calibration.CalibrationStatsFile;
-import jquant.calibration.GroupStats;
-import jquant.calibration.SmoothedModel;
-import jquant.calibration.Smoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
 import jquant.pack.model.SmoothedSource;
@@ -19,14 +14,14 @@ import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 
 /**
- * What {@code pack --stats} and {@code verify --stats} hand the packer: calibration's
- * {@link SmoothedModel} of the checkpoint, and the SHA-256 of the stats file that names it in the
- * packed file's metadata.
+ * Calibration's side of the stats → pack bridge, what {@code pack --stats} and {@code verify --stats}
+ * hand the packer: the {@link SmoothedModel} of the checkpoint, and the SHA-256 of the stats file that
+ * names it in the packed file's metadata.
  */
-record StatsSmoothing(SmoothedModel model, String statsSha256) implements SmoothedSource {
+public record StatsSmoothing(SmoothedModel model, String statsSha256) implements SmoothedSource {
 
     /** Reads the stats and smooths {@code checkpoint} with them (stats of another model are refused). */
-    static StatsSmoothing of(Checkpoint checkpoint, Path statsFile) throws IOException {
+    public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile) throws IOException {
         byte[] bytes = Files.readAllBytes(statsFile);
         CalibrationStats stats = CalibrationStatsFile.read(statsFile);
         try {
