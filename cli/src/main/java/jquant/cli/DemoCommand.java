@@ -1,15 +1,15 @@
 package jquant.cli;
 
-import jquant.cli.demo.DemoVocabulary;
 import jquant.formats.ModelConfig;
 import jquant.formats.Vocabulary;
 import jquant.formats.llama2c.Llama2cWriter;
 import jquant.formats.synthetic.SyntheticLlama;
-import picocli.CommandLine;
+import jquant.formats.synthetic.SyntheticVocabulary;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -44,7 +44,7 @@ final class DemoCommand implements Callable<Integer> {
         String text = demoText();
         Path textFile = out.resolve("story.txt");
         Files.writeString(textFile, text, StandardCharsets.UTF_8);
-        Vocabulary vocab = DemoVocabulary.build(text, DEMO_CONFIG.vocabSize());
+        Vocabulary vocab = SyntheticVocabulary.build(text, DEMO_CONFIG.vocabSize());
         SyntheticLlama model = new SyntheticLlama(DEMO_CONFIG, seed);
         Path modelFile = out.resolve("model.bin");
         Llama2cWriter.writeTokenizer(out.resolve("tokenizer.bin"), vocab);

@@ -1,6 +1,5 @@
 package jquant.cli;
 
-import jquant.cli.demo.DemoVocabulary;
 import jquant.formats.CheckpointException;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
@@ -10,6 +9,7 @@ import jquant.formats.gguf.GgufValue;
 import jquant.formats.gguf.GgufWriter;
 import jquant.formats.llama2c.Llama2cWriter;
 import jquant.formats.synthetic.SyntheticLlama;
+import jquant.formats.synthetic.SyntheticVocabulary;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -89,7 +89,7 @@ class TernaryCommandsTest {
 
     @Test
     void ternarizedGeneratedModelRunsIdenticallyStockAndT2p(@TempDir Path dir) throws Exception {
-        Vocabulary vocab = DemoVocabulary.build(DemoCommand.demoText(), DemoCommand.DEMO_CONFIG.vocabSize());
+        Vocabulary vocab = SyntheticVocabulary.build(DemoCommand.demoText(), DemoCommand.DEMO_CONFIG.vocabSize());
         Path bin = dir.resolve("model.bin");
         Llama2cWriter.writeTokenizer(dir.resolve("tokenizer.bin"), vocab);
         Llama2cWriter.writeCheckpoint(bin, DemoCommand.DEMO_CONFIG, new SyntheticLlama(DemoCommand.DEMO_CONFIG, 7)::weights);

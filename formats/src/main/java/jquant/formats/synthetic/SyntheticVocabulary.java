@@ -1,4 +1,4 @@
-package jquant.cli.demo;
+package jquant.formats.synthetic;
 
 import jquant.formats.Vocabulary;
 
@@ -11,13 +11,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A SentencePiece-style vocabulary learnt (crudely, deterministically) from the demo text: the
- * three special tokens, 256 byte-fallback tokens, then the most frequent word prefixes with their
- * {@code ▁} marker, each prefix reachable by merging shorter pieces. Scores rank longer, more frequent
- * pieces first, so encoding merges towards whole words.
+ * A SentencePiece-style vocabulary learnt (crudely, deterministically) from a text, for a
+ * {@link SyntheticLlama}: the three special tokens, 256 byte-fallback tokens, then the most frequent
+ * word prefixes with their {@code ▁} marker, each prefix reachable by merging shorter pieces. Scores
+ * rank longer, more frequent pieces first, so encoding merges towards whole words.
  */
-public final class DemoVocabulary {
-    private DemoVocabulary() {}
+public final class SyntheticVocabulary {
+    private SyntheticVocabulary() {}
 
     public static Vocabulary build(String text, int size) {
         List<String> pieces = new ArrayList<>(List.of("<unk>", "<s>", "</s>"));
