@@ -1,4 +1,4 @@
-package jquant.quantize.bench;
+package jquant.bench;
 
 import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorTable;
@@ -28,8 +28,7 @@ import java.util.stream.IntStream;
  * v 1024, o 4096, gate 14336, up 14336, down 4096 rows), 1.38M channels, with synthetic APPROX
  * curves, budget 5.
  *
- * <p>Run: {@code java --add-modules jdk.incubator.vector -Xmx3g -cp quantize/target/classes:<jackson jars>
- * jquant.quantize.bench.AllocatorBench}
+ * <p>Run: {@code JQUANT_JAVA_OPTS=-Xmx3g ./jquant bench allocator}
  */
 public final class AllocatorBench {
 

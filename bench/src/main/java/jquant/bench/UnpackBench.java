@@ -1,6 +1,17 @@
-package jquant.pack.bench;
+package jquant.bench;
 
+import jquant.bench.baseline.PaddedInt4Int8Packer;
+import jquant.bench.baseline.SplitPlanePacker;
+import jquant.bench.baseline.VectorPaddedUnpacker;
+import jquant.bench.baseline.VectorSplitPlaneUnpacker;
+import jquant.pack.ChannelPacker;
+import jquant.pack.ChannelUnpacker;
+import jquant.pack.PackedTensor;
+import jquant.pack.ScalarWeightletUnpacker;
+import jquant.pack.VectorWeightletUnpacker;
 import jquant.pack.WeightletLayout;
+import jquant.pack.WeightletPacker;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -11,16 +22,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import jquant.pack.ChannelPacker;
-import jquant.pack.ChannelUnpacker;
-import jquant.pack.PackedTensor;
-import jquant.pack.ScalarWeightletUnpacker;
-import jquant.pack.VectorWeightletUnpacker;
-import jquant.pack.WeightletPacker;
-import jquant.pack.baseline.PaddedInt4Int8Packer;
-import jquant.pack.baseline.SplitPlanePacker;
-import jquant.pack.baseline.VectorPaddedUnpacker;
-import jquant.pack.baseline.VectorSplitPlaneUnpacker;
 
 /**
  * Unpack throughput of the weightlet format against the paper's Figure-13 baselines, as a ratio to a
@@ -29,8 +30,7 @@ import jquant.pack.baseline.VectorSplitPlaneUnpacker;
  * (default 4096 × 4096, larger than the caches). Buffers are pre-touched and every kernel is warmed
  * up before it is timed; each figure is the median of the timed repetitions.
  *
- * <p>Run: {@code java --add-modules jdk.incubator.vector -cp <pack, quantize, formats classes>
- * jquant.pack.bench.UnpackBench [channels length reps [stripe]]}; {@code stripe} times the 128-bit stripe
+ * <p>Run: {@code ./jquant bench unpack [channels length reps [stripe]]}; {@code stripe} times the 128-bit stripe
  * kernel instead of the machine's default. Only one weightlet kernel runs per JVM: with both hot, C2
  * inlines both into the shared channel loop, hits its inlining node limit and boxes vectors.
  */
@@ -113,7 +113,7 @@ public final class UnpackBench {
     }
 
     /** Per-channel widths with roughly the spread of the paper's Figure 4a (mostly 4–6 bits). */
-    private static int[] mixedPlan(int channels, Random random) {
+    static int[] mixedPlan(int channels, Random random) {
         int[] widths = {2, 3, 4, 5, 6, 7, 8};
         double[] share = {0.05, 0.10, 0.25, 0.25, 0.20, 0.10, 0.05};
         int[] bits = new int[channels];
@@ -126,7 +126,7 @@ public final class UnpackBench {
         return bits;
     }
 
-    private static int[] uniform(int channels, int bits) {
+    static int[] uniform(int channels, int bits) {
         int[] b = new int[channels];
         Arrays.fill(b, bits);
         return b;

@@ -1,4 +1,4 @@
-package jquant.runtime.bench;
+package jquant.bench;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -39,8 +39,7 @@ import java.util.SplittableRandom;
  * Every rate is best-of or averaged over wall-clock time; throughput is also given per CPU second
  * so runs on a busy shared machine stay comparable.
  *
- * <p>Run: {@code java --add-modules jdk.incubator.vector -Xmx6g -cp <runtime and formats classes>
- * jquant.runtime.bench.RuntimeBench [path/to/stories260K.bin]}.
+ * <p>Run: {@code JQUANT_JAVA_OPTS=-Xmx6g ./jquant bench runtime [path/to/stories260K.bin]}.
  */
 public final class RuntimeBench {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;

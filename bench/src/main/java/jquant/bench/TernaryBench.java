@@ -1,4 +1,4 @@
-package jquant.runtime.ternary.bench;
+package jquant.bench;
 
 import java.util.Random;
 import java.util.SplittableRandom;
@@ -25,9 +25,7 @@ import jquant.runtime.ternary.TernaryMatrix;
  * GMAC/s of 4- and 64-column batches, stock against T2P.
  *
  * <pre>
- *   mvn -o -q -pl runtime -am compile
- *   java --add-modules jdk.incubator.vector -Xmx6g \
- *        -cp pack/target/classes:runtime/target/classes jquant.runtime.ternary.bench.TernaryBench [cols]
+ *   JQUANT_JAVA_OPTS=-Xmx6g ./jquant bench ternary [cols]
  * </pre>
  */
 public final class TernaryBench {

@@ -1,4 +1,4 @@
-package jquant.pack.baseline;
+package jquant.bench.baseline;
 
 import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
 
