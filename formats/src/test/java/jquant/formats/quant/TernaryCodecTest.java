@@ -140,12 +140,12 @@ class TernaryCodecTest {
     }
 
     @Test
-    void t2pRoundTripsAndFollowsTheSeedPacker() throws T2pShapeException {
+    void t2pRoundTripsAndFollowsTheWriteUpsPacker() throws T2pShapeException {
         TernaryTensor t = random(11, 8, 384, true);
         byte[] bytes = T2pBlock.encode(t);
         assertThat(bytes).hasSize(8 / 4 * 3 * 136);
         assertSame(t, T2pBlock.decode("w", bytes, 8, 384));
-        // the seed's ciot_t2p_pack, transcribed for row group 1, block 2
+        // the T2P write-up's ciot_t2p_pack, transcribed for row group 1, block 2
         int off = (1 * 3 + 2) * 136;
         for (int p = 0; p < 2; p++) {
             for (int wd = 0; wd < 4; wd++) {
