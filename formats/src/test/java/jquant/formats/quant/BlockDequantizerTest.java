@@ -124,7 +124,7 @@ class BlockDequantizerTest {
         }
     }
 
-    /** Packs trits of one staged base-3 block as the DESIGN / ggml layout describes it. */
+    /** Packs trits of one staged base-3 block as ggml's layout describes it. */
     private static void packStaged(byte[] bytes, int base, int[] trits, int[] stages, int qhOffset, int qhBytes) {
         int at = base;
         int element = 0;
