@@ -68,15 +68,33 @@ class CliTest {
 
     @Test
     @Slow
-    void demoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
-        Result first = run("demo", "--out", dir.resolve("a").toString());
+    void generatedDemoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
+        Result first = run("demo", "--generated", "--out", dir.resolve("a").toString());
         assertThat(first.code()).as(first.err()).isZero();
         assertThat(first.out()).contains("$ jquant inspect", "dim 256, hidden 768, layers 2", "$ jquant calibrate", "$ jquant allocate");
-        assertThat(run("demo", "--out", dir.resolve("b").toString()).code()).isZero();
+        assertThat(run("demo", "--generated", "--out", dir.resolve("b").toString()).code()).isZero();
         for (String f : new String[]{"model.bin", "tokenizer.bin", "story.txt", "stats.gguf", "plan.json"}) {
             assertThat(Files.mismatch(dir.resolve("a").resolve(f), dir.resolve("b").resolve(f))).as(f).isEqualTo(-1L);
         }
-        assertThat(run("demo", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();
+        assertThat(run("demo", "--generated", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();
         assertThat(Files.mismatch(dir.resolve("a/model.bin"), dir.resolve("c/model.bin"))).isNotEqualTo(-1L);
+    }
+
+    @Test
+    @Slow
+    void demoRunsThePipelineOnStories260kWithRealQualityFigures(@TempDir Path dir) throws Exception {
+        Result r = run("demo", "--out", dir.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("dim 64, hidden 172, layers 5", "$ jquant calibrate", "$ jquant allocate", "$ jquant pack",
+                "$ jquant verify", "all bytes and checksums match", "$ jquant eval", "[npu]", "$ jquant report");
+        assertThat(Files.size(dir.resolve("stories260K.bin"))).isEqualTo(1_056_540L);
+        JsonNode report = new ObjectMapper().readTree(dir.resolve("report/report.json").toFile());
+        assertThat(report.at("/evaluations").size()).isEqualTo(3);
+        assertThat(report.at("/evaluations/0/perplexity").asDouble()).isBetween(3.0, 6.0);
+        for (int i = 1; i <= 2; i++) {
+            assertThat(report.at("/evaluations/" + i + "/perplexity").asDouble()).isBetween(3.0, 6.0);
+            assertThat(report.at("/evaluations/" + i + "/top1Agreement").asDouble()).isGreaterThan(0.8);
+        }
+        assertThat(run("demo", "--out", dir.resolve("x").toString(), "--seed", "7").code()).isEqualTo(2);
     }
 }
