@@ -36,11 +36,11 @@ public final class Evaluation {
      */
     public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) {}
 
-    /** Told once the models are loaded and the text tokenized, then after each window. */
+    /** Told once the models are loaded and the text tokenized, then after each window; both do nothing unless overridden. */
     public interface Listener {
-        void started(long windows);
+        default void started(long windows) {}
 
-        void scored(long windows);
+        default void scored(long windows) {}
     }
 
     /** Evaluates {@code request}; loading and tokenizing count towards its seconds. */
