@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.formats.AtomicOutput;
 import jquant.formats.ModelConfig;
 import jquant.formats.Vocabulary;
 import jquant.formats.llama2c.Llama2cWriter;
@@ -17,7 +18,6 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 
@@ -85,7 +85,7 @@ final class DemoCommand implements Callable<Integer> {
         Path target = out.resolve(name);
         try (InputStream in = DemoCommand.class.getResourceAsStream(STORIES + name)) {
             if (in == null) throw new IllegalStateException("the jquant jar has no " + STORIES + name + " (rebuild it from a full clone)");
-            Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
+            AtomicOutput.write(target, in::transferTo);
         }
         return target;
     }
@@ -95,7 +95,7 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter log = spec.commandLine().getOut();
         String text = demoText();
         Path textFile = out.resolve("story.txt");
-        Files.writeString(textFile, text, StandardCharsets.UTF_8);
+        AtomicOutput.write(textFile, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
         Vocabulary vocab = SyntheticVocabulary.build(text, DEMO_CONFIG.vocabSize());
         SyntheticLlama model = new SyntheticLlama(DEMO_CONFIG, seed);
         Path modelFile = out.resolve("model.bin");
