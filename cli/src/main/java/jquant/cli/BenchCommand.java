@@ -1,5 +1,9 @@
 package jquant.cli;
 
+import jquant.bench.AllocatorBench;
+import jquant.bench.RuntimeBench;
+import jquant.bench.TernaryBench;
+import jquant.bench.UnpackBench;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
@@ -8,9 +12,10 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code jquant bench NAME [args]}: runs one of the benchmark programs shipped with the modules. Each
- * prints its figures as ratios against a baseline it measures in the same run (memory bandwidth,
- * memcpy, the scalar twin), because these machines are shared and noisy.
+ * {@code jquant bench NAME [args]}: runs one of the whole-run benchmark programs of the bench module
+ * (its JMH kernel micro-benchmarks run from {@code bench/target/benchmarks.jar}). Each prints its
+ * figures as ratios against a baseline it measures in the same run (memory bandwidth, memcpy, the
+ * scalar twin), because these machines are shared and noisy.
  */
 @Command(name = "bench", description = {
         "Run a benchmark: each prints ratios against a baseline measured in the same run.",
@@ -30,10 +35,10 @@ final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         String[] a = args.toArray(String[]::new);
         switch (name) {
-            case "runtime" -> jquant.runtime.bench.RuntimeBench.main(a);
-            case "unpack" -> jquant.pack.bench.UnpackBench.main(a);
-            case "allocator" -> jquant.quantize.bench.AllocatorBench.main(a);
-            case "ternary" -> jquant.runtime.ternary.bench.TernaryBench.main(a);
+            case "runtime" -> RuntimeBench.main(a);
+            case "unpack" -> UnpackBench.main(a);
+            case "allocator" -> AllocatorBench.main(a);
+            case "ternary" -> TernaryBench.main(a);
             default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "unknown benchmark '" + name + "': choose runtime, unpack, allocator or ternary");
         }

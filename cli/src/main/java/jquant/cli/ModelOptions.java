@@ -1,7 +1,10 @@
 package jquant.cli;
 
 import jquant.formats.CheckpointException;
+import jquant.runtime.KernelChoice;
+import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 import java.nio.file.Path;
 
@@ -16,12 +19,23 @@ final class ModelOptions {
                     + "(W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
     ModeOption mode;
 
-    @Option(names = "--kernels", defaultValue = "auto", converter = KernelChoice.Converter.class, paramLabel = "auto|t2p|float",
+    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|t2p|float",
             description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; "
                     + "float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
 
     LoadedModel open(Path model) throws CheckpointException {
         return LoadedModel.open(model, tokenizer, mode.mode, kernels);
+    }
+
+    /** Case-insensitive {@code --kernels} values; anything else is a usage error. */
+    static final class KernelsConverter implements CommandLine.ITypeConverter<KernelChoice> {
+        @Override
+        public KernelChoice convert(String name) {
+            for (KernelChoice k : KernelChoice.values()) {
+                if (k.name().equalsIgnoreCase(name)) return k;
+            }
+            throw new CommandLine.TypeConversionException("'" + name + "' is not one of auto, t2p, float");
+        }
     }
 }

@@ -1,13 +1,14 @@
 package jquant.cli;
 
 import jquant.runtime.Generation;
+import jquant.runtime.LoadedModel;
 import jquant.runtime.Sampler;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;

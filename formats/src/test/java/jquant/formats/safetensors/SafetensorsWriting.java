@@ -2,6 +2,7 @@ package jquant.formats.safetensors;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.testsupport.SharedFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -11,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import jquant.formats.SharedFiles;
 import jquant.formats.Tensor;
 
 /** Test-side safetensors writing: whole files from tensors, or raw header + data for malformed ones. */

@@ -9,7 +9,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.pack.ternary.Pq2Block;
+import jquant.formats.quant.Pq2Block;
 
 /**
  * Ternary matrix in the stock PQ2_0 layout ({@link Pq2Block}), with the stock way to unpack it: shift,

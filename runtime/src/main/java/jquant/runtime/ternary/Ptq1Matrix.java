@@ -10,7 +10,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.pack.ternary.Ptq1Block;
+import jquant.formats.quant.Ptq1Block;
 
 /**
  * Ternary matrix in PrismML's 1.75-bit PTQ1_0 layout ({@link Ptq1Block}), decode only (a batch runs

@@ -12,8 +12,8 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.pack.ternary.Pq2Block;
-import jquant.pack.ternary.T2pBlock;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.T2pBlock;
 
 /**
  * Ternary matrix in the T2P row-pair layout ({@link T2pBlock}), with the decode (matvec) kernel and

@@ -1,8 +1,8 @@
 package jquant.runtime.ternary;
 
-import jquant.pack.ternary.T2pRepacker;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.pack.ternary.T2pShapeException;
+import jquant.formats.quant.T2pRepacker;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
 
 /**
  * A packed ternary weight matrix that multiplies int8-quantized activation columns (see
