@@ -1,7 +1,9 @@
 package jquant.cli;
 
 import jquant.formats.CheckpointException;
+import jquant.runtime.Compute;
 import jquant.runtime.KernelChoice;
+import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
@@ -24,8 +26,22 @@ final class ModelOptions {
                     + "float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
 
+    @Option(names = "--load", defaultValue = "pipelined", converter = LoadingConverter.class, paramLabel = "pipelined|eager",
+            description = "pipelined: start computing at once while a background thread pages in (and for .jqw verifies) the layers "
+                    + "in forward-pass order; eager: page in and verify everything first (default: ${DEFAULT-VALUE}).")
+    LayerLoader.Policy loading;
+
     LoadedModel open(Path model) throws CheckpointException {
-        return LoadedModel.open(model, tokenizer, mode.mode, kernels);
+        return LoadedModel.open(model, tokenizer, mode.mode, kernels, Compute.vector(), loading);
+    }
+
+    /** Case-insensitive {@code --load} values; anything else is a usage error. */
+    static final class LoadingConverter implements CommandLine.ITypeConverter<LayerLoader.Policy> {
+        @Override
+        public LayerLoader.Policy convert(String name) {
+            for (LayerLoader.Policy p : LayerLoader.Policy.values()) if (p.name().equalsIgnoreCase(name)) return p;
+            throw new CommandLine.TypeConversionException("'" + name + "' is not one of pipelined, eager");
+        }
     }
 
     /** Case-insensitive {@code --kernels} values; anything else is a usage error. */

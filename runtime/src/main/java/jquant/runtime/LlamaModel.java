@@ -20,6 +20,19 @@ import java.util.List;
  */
 public final class LlamaModel {
 
+    /**
+     * Waits until the weights of one stage of the forward pass may be used: stage 0 the embedding,
+     * {@code l + 1} block {@code l}, {@code layers + 1} the final norm and classifier
+     * ({@link LayerLoader}).
+     */
+    @FunctionalInterface
+    public interface LayerGate {
+        /** Every stage ready from the start. */
+        LayerGate OPEN = stage -> {};
+
+        void await(int stage);
+    }
+
     /** One transformer block's parameters; norms are float32 vectors of length {@code dim}. */
     public record Layer(float[] attnNorm, LinearWeights wq, LinearWeights wk, LinearWeights wv, LinearWeights wo,
                         float[] ffnNorm, LinearWeights gate, LinearWeights up, LinearWeights down) {}
@@ -32,6 +45,7 @@ public final class LlamaModel {
     private final LinearWeights head;
     private final Compute compute;
     private final RotaryEmbedding rotary;
+    private final LayerGate gate;
 
     /**
      * Assembles a model from its parts, checking every shape against {@code config}.
@@ -41,6 +55,11 @@ public final class LlamaModel {
      */
     public LlamaModel(ModelConfig config, RopeConvention rope, TokenEmbedding embedding, List<Layer> layers,
                       float[] finalNorm, LinearWeights head, Compute compute) {
+        this(config, rope, embedding, layers, finalNorm, head, compute, LayerGate.OPEN);
+    }
+
+    private LlamaModel(ModelConfig config, RopeConvention rope, TokenEmbedding embedding, List<Layer> layers,
+                       float[] finalNorm, LinearWeights head, Compute compute, LayerGate gate) {
         int dim = config.dim();
         int kvDim = config.kvDim();
         int hidden = config.hiddenDim();
@@ -67,6 +86,16 @@ public final class LlamaModel {
         this.head = head;
         this.compute = compute;
         this.rotary = new RotaryEmbedding(rope, config.headDim(), config.maxSeqLen(), config.ropeTheta());
+        this.gate = gate;
+    }
+
+    /** The same model, whose forward pass waits at each stage for {@code gate} (a {@link LayerLoader}). */
+    public LlamaModel withGate(LayerGate gate) {
+        return new LlamaModel(config, rope, embedding, layers, finalNorm, head, compute, gate);
+    }
+
+    LayerGate gate() {
+        return gate;
     }
 
     /** Loads {@code checkpoint} on the Vector API kernels, every weight multiplied where it is stored. */

@@ -43,10 +43,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         T2P
     }
 
-    /** What one tensor became: its name, the kernel (or "dense f32") and why. */
+    /** What one tensor became: its name, the kernel (or "dense, in place") and why. */
     public record Decision(String tensor, String kernel, String reason) {}
 
-    private static final String DENSE = "dense f32";
+    private static final String DENSE = "dense, in place";
 
     private static volatile RowPool common;
 
@@ -114,14 +114,19 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
                 from = "TQ2_0 (re-encoded as PQ2_0)";
             }
             case F32, F16, BF16 -> {
-                float[] w = tensor.toFloats();
-                ExactTernary exact = exactTernary(tensor, w);
-                if (exact.tensor() == null) return dense(w, rows, cols, name, exact.whyNot());
+                if (cols % TernaryTensor.BLOCK != 0) {
+                    return dense(tensor, "cols " + cols + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
+                }
+                // the first row decides for almost every matrix, without reading (and paging in) the rest
+                ExactTernary first = exactTernary(name, tensor.row(0), 1, cols);
+                if (first.tensor() == null) return dense(tensor, first.whyNot());
+                ExactTernary exact = exactTernary(name, tensor.toFloats(), rows, cols);
+                if (exact.tensor() == null) return dense(tensor, exact.whyNot());
                 pq2 = Pq2Block.encode(exact.tensor());
                 from = "exactly ternary " + tensor.dtype() + " (packed to PQ2_0)";
             }
             default -> {
-                return dense(tensor.toFloats(), rows, cols, name, tensor.dtype() + " is not ternary");
+                return dense(tensor, tensor.dtype() + " is not ternary");
             }
         }
         if (layout == Layout.STOCK) return ternary(new Pq2Matrix(pq2, rows, cols, pool), name, "stored as " + from);
@@ -132,13 +137,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     /** A float matrix as ternary codes and fp16 scales, or why it cannot be one. */
     private record ExactTernary(TernaryTensor tensor, String whyNot) {}
 
-    private static ExactTernary exactTernary(Tensor tensor, float[] w) {
-        if (tensor.cols() % TernaryTensor.BLOCK != 0) {
-            return new ExactTernary(null, "cols " + tensor.cols() + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
-        }
+    private static ExactTernary exactTernary(String name, float[] w, int rows, int cols) {
         TernaryTensor t;
         try {
-            t = TernaryDetector.detect(tensor.name(), w, tensor.rows(), tensor.cols(), TernaryDetector.Granularity.PER_BLOCK);
+            t = TernaryDetector.detect(name, w, rows, cols, TernaryDetector.Granularity.PER_BLOCK);
         } catch (TernaryDetector.NotTernaryException e) {
             return new ExactTernary(null, "not ternary (" + e.getMessage() + ")");
         }
@@ -155,9 +157,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         return new TernaryLinearWeights(m);
     }
 
-    private LinearWeights dense(float[] w, int rows, int cols, String name, String reason) {
-        decisions.add(new Decision(name, DENSE, reason));
-        return new DenseF32Weights(w, rows, cols, compute);
+    /** The tensor multiplied where it is stored ({@link LinearWeightsFactory#inPlace}). */
+    private LinearWeights dense(Tensor tensor, String reason) {
+        decisions.add(new Decision(tensor.name(), DENSE, reason));
+        return LinearWeightsFactory.inPlace(compute).create(null, 0, tensor);
     }
 
     private static byte[] bytes(Tensor t) {
