@@ -45,8 +45,12 @@ class MatmulKernelsTest {
     }
 
     @Test
-    void vectorWidthIsTheTwinsLaneCount() {
+    void vectorWidthIsTheTwinsLaneCountAndRespectsTheJvmLimit() {
         assertThat(scalar.lanes()).isEqualTo(vector.lanes()).isEqualTo(VectorWidth.FLOATS.length());
+        var hotspot = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+        int maxVectorBytes = Integer.parseInt(hotspot.getVMOption("MaxVectorSize").getValue());
+        assertThat(VectorWidth.FLOATS.vectorByteSize()).isLessThanOrEqualTo(maxVectorBytes);
+        System.out.printf("matmul kernels at %s (MaxVectorSize %d)%n", VectorWidth.describe(), maxVectorBytes);
     }
 
     @ParameterizedTest
