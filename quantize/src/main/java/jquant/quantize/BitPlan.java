@@ -8,9 +8,16 @@ import java.util.Set;
  * A bit allocation: the requested average budget and the per-channel widths of every tensor it
  * covers, in allocation order. Written and read by {@link BitPlanJson}.
  *
- * @param budget the requested average bits per weight over all tensors, in [1, 8]
+ * @param budget    the requested average bits per weight over all tensors, in [1, 8]
+ * @param smoothing the rule that made the smoothing factors the tensors' α belong to, null when no
+ *                  tensor has an α (allocated on the raw weights)
  */
-public record BitPlan(double budget, List<TensorPlan> tensors) {
+public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smoothing) {
+
+    /** A plan whose α, if any, are EdgeFlow's (what every plan before SmoothQuant's rule meant). */
+    public BitPlan(double budget, List<TensorPlan> tensors) {
+        this(budget, tensors, tensors.stream().anyMatch(t -> t.alpha() != null) ? SmoothingRule.EDGEFLOW : null);
+    }
 
     public BitPlan {
         if (!QuantLimits.isBudget(budget)) {
@@ -21,6 +28,10 @@ public record BitPlan(double budget, List<TensorPlan> tensors) {
         Set<String> names = new HashSet<>();
         for (TensorPlan t : tensors) {
             if (!names.add(t.name())) throw new IllegalArgumentException("tensor " + t.name() + " appears twice in the plan");
+        }
+        if ((smoothing == null) != tensors.stream().allMatch(t -> t.alpha() == null)) {
+            throw new IllegalArgumentException(smoothing == null ? "the plan's tensors have α but no smoothing rule"
+                    : "the plan names smoothing rule " + smoothing.label() + " but no tensor has an α");
         }
     }
 
@@ -43,6 +54,7 @@ public record BitPlan(double budget, List<TensorPlan> tensors) {
     /** This plan with one tensor's alpha set (calibration fills these in after allocation). */
     public BitPlan withAlpha(String name, Double alpha) {
         tensor(name);
-        return new BitPlan(budget, tensors.stream().map(t -> t.name().equals(name) ? t.withAlpha(alpha) : t).toList());
+        List<TensorPlan> changed = tensors.stream().map(t -> t.name().equals(name) ? t.withAlpha(alpha) : t).toList();
+        return smoothing == null ? new BitPlan(budget, changed) : new BitPlan(budget, changed, smoothing);
     }
 }

@@ -25,9 +25,10 @@ import java.util.Set;
  * <pre>
  * {
  *   "format" : "jquant-bitplan",
- *   "version" : 1,
+ *   "version" : 2,
  *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
  *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
+ *   "smoothing" : "edgeflow",       the rule of the tensors' α: edgeflow | smoothquant, null without α
  *   "tensors" : [ {
  *     "name" : "blk.0.attn_q.weight",
  *     "rows" : 64, "cols" : 64,      output channels, channel length
@@ -40,16 +41,17 @@ import java.util.Set;
  * }
  * </pre>
  * Reading rejects unknown or missing fields, duplicate keys, and anything inconsistent, naming the
- * tensor and field.
+ * tensor and field. Version 1 files (no {@code smoothing}: their α, if any, are EdgeFlow's) still read.
  */
 public final class BitPlanJson {
 
     public static final String FORMAT = "jquant-bitplan";
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
-    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> PLAN_FIELDS_V1 = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "smoothing", "tensors");
     private static final Set<String> TENSOR_FIELDS =
             Set.of("name", "rows", "cols", "metric", "alpha", "averageBits", "histogram", "bits");
 
@@ -65,6 +67,8 @@ public final class BitPlanJson {
             g.writeNumberField("version", VERSION);
             g.writeNumberField("budget", plan.budget());
             g.writeNumberField("averageBits", plan.averageBits());
+            if (plan.smoothing() == null) g.writeNullField("smoothing");
+            else g.writeStringField("smoothing", plan.smoothing().label());
             g.writeArrayFieldStart("tensors");
             for (TensorPlan t : plan.tensors()) {
                 g.writeStartObject();
@@ -114,17 +118,23 @@ public final class BitPlanJson {
             throw new UncheckedIOException(e);
         }
         if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
-        checkFields(root, PLAN_FIELDS, "bit plan");
+        for (String field : List.of("format", "version")) {
+            if (!root.has(field)) throw new IllegalArgumentException("bit plan: missing field \"" + field + "\"");
+        }
         String format = text(root, "format", "bit plan");
         if (!FORMAT.equals(format)) throw new IllegalArgumentException("format is \"" + format + "\", expected \"" + FORMAT + "\"");
         int version = integer(root, "version", "bit plan");
-        if (version != VERSION) throw new IllegalArgumentException("bit plan version " + version + " is not supported (only " + VERSION + ")");
+        if (version != 1 && version != VERSION) {
+            throw new IllegalArgumentException("bit plan version " + version + " is not supported (only 1 and " + VERSION + ")");
+        }
+        checkFields(root, version == 1 ? PLAN_FIELDS_V1 : PLAN_FIELDS, "bit plan");
         double budget = number(root, "budget", "bit plan");
         JsonNode tensorsNode = root.get("tensors");
         if (!tensorsNode.isArray()) throw new IllegalArgumentException("bit plan: \"tensors\" must be an array");
         List<TensorPlan> tensors = new ArrayList<>();
         for (JsonNode node : tensorsNode) tensors.add(tensor(node, tensors.size()));
-        BitPlan plan = new BitPlan(budget, tensors);
+        BitPlan plan = version == 1 ? new BitPlan(budget, tensors)
+                : new BitPlan(budget, tensors, root.get("smoothing").isNull() ? null : SmoothingRule.of(text(root, "smoothing", "bit plan")));
         double average = number(root, "averageBits", "bit plan");
         if (average != plan.averageBits()) {
             throw new IllegalArgumentException("bit plan: averageBits " + average + " does not match its tensors (" + plan.averageBits() + ")");

@@ -20,9 +20,10 @@ class BitPlanJsonTest {
     static final String SMALL = """
             {
               "format" : "jquant-bitplan",
-              "version" : 1,
+              "version" : 2,
               "budget" : 1.5,
               "averageBits" : 1.5,
+              "smoothing" : null,
               "tensors" : [ {
                 "name" : "blk.0.attn_q.weight",
                 "rows" : 4,
@@ -51,6 +52,18 @@ class BitPlanJsonTest {
         BitPlan plan = new BitPlan(1.5, List.of(tensor));
         assertThat(new String(BitPlanJson.toBytes(plan), StandardCharsets.UTF_8)).isEqualTo(SMALL);
         assertThat(BitPlanJson.fromBytes(SMALL.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
+    }
+
+    /** Plans written before the smoothing rule was recorded (version 1) still read; their α are EdgeFlow's. */
+    @Test
+    void readsVersionOnePlans() {
+        String v1 = SMALL.replace("\"version\" : 2", "\"version\" : 1").replace("  \"smoothing\" : null,\n", "");
+        assertThat(BitPlanJson.fromBytes(v1.getBytes(StandardCharsets.UTF_8)).smoothing()).isNull();
+        BitPlan smoothed = BitPlanJson.fromBytes(v1.replace("\"alpha\" : null", "\"alpha\" : 0.5").getBytes(StandardCharsets.UTF_8));
+        assertThat(smoothed.smoothing()).isEqualTo(SmoothingRule.EDGEFLOW);
+        assertThat(smoothed.tensors().getFirst().alpha()).isEqualTo(0.5);
+        String smoothQuant = SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"smoothquant\"").replace("\"alpha\" : null", "\"alpha\" : 0.5");
+        assertThat(BitPlanJson.fromBytes(smoothQuant.getBytes(StandardCharsets.UTF_8)).smoothing()).isEqualTo(SmoothingRule.SMOOTHQUANT);
     }
 
     @Test
@@ -97,13 +110,16 @@ class BitPlanJsonTest {
         assertRejected(SMALL.replace("\"metric\" : \"EXACT\"", "\"metric\" : \"MSE\""), "metric \"MSE\"");
         assertRejected(SMALL.replace("\"cols\" : 16", "\"cols\" : 0"), "not positive");
         assertRejected(SMALL.replace("\"rows\" : 4", "\"rows\" : \"4\""), "\"rows\" must be an integer");
-        assertRejected(SMALL.replace("\"version\" : 1", "\"version\" : 2"), "version 2");
+        assertRejected(SMALL.replace("\"version\" : 2", "\"version\" : 3"), "version 3");
+        assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"awq\""), "smoothing rule \"awq\"");
+        assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"edgeflow\""), "no tensor has an α");
+        assertRejected(SMALL.replace("\"alpha\" : null", "\"alpha\" : 0.5"), "α but no smoothing rule");
         assertRejected(SMALL.replace("jquant-bitplan", "other"), "format is \"other\"");
         assertRejected(SMALL.replace("\"budget\" : 1.5", "\"budget\" : 9.0"), "budget 9.0 outside [1, 8]");
-        assertRejected(SMALL.replace("\"version\" : 1,", "\"version\" : 1, \"extra\" : 0,"), "unknown field \"extra\"");
+        assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"extra\" : 0,"), "unknown field \"extra\"");
         assertRejected(SMALL.replace("\"alpha\" : null,", ""), "missing field \"alpha\"");
-        assertRejected(SMALL.replace("\"version\" : 1,", "\"version\" : 1, \"version\" : 1,"), "Duplicate field");
-        assertRejected("{\"format\":\"jquant-bitplan\",\"version\":1,\"budget\":2,\"averageBits\":2,\"tensors\":[]}", "at least one tensor");
+        assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"version\" : 2,"), "Duplicate field");
+        assertRejected("{\"format\":\"jquant-bitplan\",\"version\":2,\"budget\":2,\"averageBits\":2,\"smoothing\":null,\"tensors\":[]}", "at least one tensor");
         assertRejected(SMALL.substring(0, 60), "not a valid JSON bit plan");
         String twice = SMALL.replace("} ]\n}", "}, " + SMALL.substring(SMALL.indexOf("{\n    \"name\""), SMALL.indexOf("} ]")) + "} ]\n}");
         assertRejected(twice, "appears twice");
