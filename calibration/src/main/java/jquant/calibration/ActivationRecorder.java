@@ -2,6 +2,7 @@ package jquant.calibration;
 
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.quantize.FusedAxpy;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
 import jquant.runtime.LinearWeights;
@@ -15,11 +16,15 @@ import java.util.SplittableRandom;
  * A {@link LinearWeightsFactory} that gives the model dense float32 weights wrapped in an observer:
  * each product first runs unchanged, then its input rows {@code x} and output rows {@code o} are
  * folded into running statistics. The forward pass is not touched. The first member of each
- * {@link LinearGroup} records the shared input (S_I, Σx², a reservoir sample of rows); every layer
- * records its own S_O.
+ * {@link LinearGroup} records the shared input (S_I, Σx², a reservoir sample of rows and, when asked,
+ * Σx·xᵀ); every layer records its own S_O.
  *
  * <p>The sample is reservoir sampling (Algorithm R) over the input rows in the order the model
  * produces them, seeded per group, so the same text and seed always give the same sample.
+ *
+ * <p>Σx·xᵀ is summed in float32, as GPTQ sums its Hessian: entry (i, j ≥ i) of one row i at a time,
+ * each entry over the tokens in order ({@link FusedAxpy}), so the sums do not depend on how the
+ * rows are dealt out over threads; the lower triangle is mirrored at the end.
  */
 final class ActivationRecorder implements LinearWeightsFactory {
 
@@ -31,18 +36,24 @@ final class ActivationRecorder implements LinearWeightsFactory {
         long rows;
         final float[] sample;
         final int sampleCapacity;
+        /** Σ x·xᵀ, upper triangle, row-major D×D; null unless second moments are recorded. */
+        private final float[] sumOuter;
+        private final Compute compute;
         private final SplittableRandom random;
 
-        InputStats(int channels, int sampleCapacity, long seed) {
+        InputStats(int channels, int sampleCapacity, long seed, boolean secondMoments, Compute compute) {
             this.channels = channels;
             this.max = new float[channels];
             this.sumSquares = new double[channels];
             this.sampleCapacity = sampleCapacity;
             this.sample = new float[sampleCapacity * channels];
+            this.sumOuter = secondMoments ? new float[channels * channels] : null;
+            this.compute = compute;
             this.random = new SplittableRandom(seed);
         }
 
         void add(float[] x, int n) {
+            if (sumOuter != null) addOuter(x, n);
             for (int t = 0; t < n; t++) {
                 int base = t * channels;
                 for (int j = 0; j < channels; j++) {
@@ -54,6 +65,30 @@ final class ActivationRecorder implements LinearWeightsFactory {
                 long slot = seen < sampleCapacity ? seen : random.nextLong(seen + 1);
                 if (slot < sampleCapacity) System.arraycopy(x, base, sample, (int) slot * channels, channels);
             }
+        }
+
+        private void addOuter(float[] x, int n) {
+            int d = channels;
+            compute.pool().forRange(d, (long) n * d / 2, (worker, start, end) -> {
+                for (int i = start; i < end; i++) {
+                    for (int t = 0; t < n; t++) FusedAxpy.VECTOR.floats(x[t * d + i], x, t * d + i, sumOuter, i * d + i, d - i);
+                }
+            });
+        }
+
+        /** E[x·xᵀ] (row-major D×D, symmetric), or null if it was not recorded. */
+        float[] meanSecondMoment() {
+            if (sumOuter == null) return null;
+            int d = channels;
+            float[] m = new float[d * d];
+            for (int i = 0; i < d; i++) {
+                for (int j = i; j < d; j++) {
+                    float v = (float) (sumOuter[i * d + j] / (double) rows);
+                    m[i * d + j] = v;
+                    m[j * d + i] = v;
+                }
+            }
+            return m;
         }
 
         /** Rows held in the sample: min(rows seen, capacity). */
@@ -71,13 +106,15 @@ final class ActivationRecorder implements LinearWeightsFactory {
     private final Compute compute;
     private final int sampleRows;
     private final long seed;
+    private final boolean secondMoments;
     private final Map<String, InputStats> inputs = new LinkedHashMap<>();
     private final Map<String, float[]> outputs = new LinkedHashMap<>();
 
-    ActivationRecorder(Compute compute, int sampleRows, long seed) {
+    ActivationRecorder(Compute compute, int sampleRows, long seed, boolean secondMoments) {
         this.compute = compute;
         this.sampleRows = sampleRows;
         this.seed = seed;
+        this.secondMoments = secondMoments;
     }
 
     @Override
@@ -87,7 +124,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
         String groupName = group.canonicalName(layer);
         InputStats in = null;
         if (group.members().getFirst() == kind) {
-            in = new InputStats(tensor.cols(), sampleRows, seed * 1_000_003L + groupName.hashCode());
+            in = new InputStats(tensor.cols(), sampleRows, seed * 1_000_003L + groupName.hashCode(), secondMoments, compute);
             inputs.put(groupName, in);
         }
         float[] outMax = new float[tensor.rows()];

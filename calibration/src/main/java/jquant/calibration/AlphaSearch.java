@@ -1,96 +1,125 @@
 package jquant.calibration;
 
+import jquant.quantize.ErrorTable;
+import jquant.quantize.GreedyBitAllocator;
+import jquant.quantize.Metric;
 import jquant.quantize.QuantLimits;
+import jquant.quantize.RelativeError;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
 
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
- * Chooses a group's smoothing exponent α ∈ [0, 1] by the error of the quantized matmul it leads to,
- * on a sample of the group's real calibration inputs X (rows = tokens).
+ * Chooses a group's smoothing exponent α ∈ [0, 1] for one bit budget by the error of the quantized
+ * matmul it leads to, on a sample of the group's real calibration inputs X (rows = tokens).
  *
  * <pre>
  *  f     = b^α                                   (b: {@link SmoothingFactors#bases})
  *  s_x   = max_j S_I[j] / f_j  / 127             static per-tensor int8 input scale (whole calibration run)
  *  X̂     = s_x · round(X · diag(1/f) / s_x)      the int8 input the NPU sees, dequantized
- *  Ŵ     = Q_B(W · diag(f))                       per-output-channel symmetric, B = reference width, dequantized
- *  error = Σ_layers ‖X̂ · Ŵᵀ − X · Wᵀ‖² / ‖X · Wᵀ‖²
+ *  B_i   = the width allocation gives row i of W·diag(f) at the budget   (EdgeFlow's Algorithm 1, per tensor, APPROX RE)
+ *  Ŵ     = Q_B(W · diag(f))                       row i at B_i bits, per-output-channel symmetric, dequantized
+ *  error = Σ_layers ‖X̂ · Ŵᵀ − X · Wᵀ‖² / ‖X · Wᵀ‖²      over a fixed sample of output rows of each layer
  * </pre>
  * Each layer's error is relative, so q, k and v (or gate and up) count alike whatever their scales.
  * The output factor S_O^β is left out: per-output-channel weight quantization is invariant to a
  * row scale, and the output is compared in the original units.
  *
- * <p>Search: the grid α = 0, 0.05, …, 1, then α* ± 0.01, ±0.02, ±0.03, ±0.04 around the grid's best.
- * The smallest error wins; ties go to the smaller α (less transformation).
+ * <p><b>At the budget's widths.</b> Smoothing moves activation range into the weights; whether that
+ * pays depends on how coarsely the weights are then rounded. Searching at one reference width picks
+ * an α that is too strong for small budgets (the weights then lose more than the activations gain)
+ * and too weak for large ones. Searching with the widths the plan will have makes α = 0 (no smoothing)
+ * a candidate judged by the same rule, so the chosen α never does worse than no smoothing on this
+ * measure, at any budget.
+ *
+ * <p><b>Cost.</b> The error is a sum over output rows, and the rows are quantized independently, so a
+ * fixed, evenly spaced sample of at most {@value #SAMPLED_ROWS} rows per layer estimates it without
+ * bias; every candidate α is compared on the same rows and tokens. The widths still come from the
+ * whole tensor (allocation needs every row's error curve, one pass of statistics per row). Candidates:
+ * the grid α = 0, 0.1, …, 1, then the best ± 0.05 and the new best ± 0.025; the smallest error wins,
+ * ties go to the smaller α (less transformation).
  */
 final class AlphaSearch {
-    static final int GRID_POINTS = 20;
-    static final int REFINE_POINTS = 4;
-    static final float REFINE_STEP = 0.01f;
+    /** Output rows per layer whose outputs the error compares. */
+    static final int SAMPLED_ROWS = 256;
+    static final int GRID_POINTS = 10;
+    static final float[] REFINE_STEPS = {0.05f, 0.025f};
 
     /** One member layer of the group: row-major {@code w[rows][cols]}. */
     record Member(float[] weights, int rows, int cols) {}
-
-    record Result(float alpha, double error, double unsmoothedError) {}
 
     private final float[] sample;
     private final int sampleRows;
     private final float[] inputMax;
     private final float[] bases;
     private final List<Member> members;
-    private final int referenceBits;
     private final Compute compute;
+    /** Per member: the output rows compared, X·Wᵀ on them (tokens × sampled rows), and its energy. */
+    private final int[][] rowsCompared;
     private final float[][] reference;
     private final double[] referenceEnergy;
 
-    AlphaSearch(float[] sample, int sampleRows, float[] inputMax, float[] bases, List<Member> members, int referenceBits, Compute compute) {
+    AlphaSearch(float[] sample, int sampleRows, float[] inputMax, float[] bases, List<Member> members, Compute compute) {
         this.sample = sample;
         this.sampleRows = sampleRows;
         this.inputMax = inputMax;
         this.bases = bases;
         this.members = members;
-        this.referenceBits = referenceBits;
         this.compute = compute;
+        this.rowsCompared = new int[members.size()][];
         this.reference = new float[members.size()][];
         this.referenceEnergy = new double[members.size()];
         for (int m = 0; m < members.size(); m++) {
             Member w = members.get(m);
-            reference[m] = new float[sampleRows * w.rows()];
-            new DenseF32Weights(w.weights(), w.rows(), w.cols(), compute).matmul(sample, sampleRows, reference[m]);
+            int count = Math.min(w.rows(), SAMPLED_ROWS);
+            rowsCompared[m] = IntStream.range(0, count).map(k -> (int) ((long) k * w.rows() / count)).toArray();
+            float[] rows = new float[count * w.cols()];
+            for (int k = 0; k < count; k++) System.arraycopy(w.weights(), rowsCompared[m][k] * w.cols(), rows, k * w.cols(), w.cols());
+            reference[m] = new float[sampleRows * count];
+            new DenseF32Weights(rows, count, w.cols(), compute).matmul(sample, sampleRows, reference[m]);
             for (float o : reference[m]) referenceEnergy[m] += (double) o * o;
         }
     }
 
-    Result search() {
-        double unsmoothed = error(0f);
+    /** α for every budget, in the order given. */
+    List<GroupStats.SearchedAlpha> search(List<Double> budgets) {
+        List<GroupStats.SearchedAlpha> out = new ArrayList<>();
+        for (double budget : budgets) out.add(search(budget));
+        return out;
+    }
+
+    GroupStats.SearchedAlpha search(double budget) {
+        double unsmoothed = error(0f, budget);
         float best = 0f;
         double bestError = unsmoothed;
         for (int k = 1; k <= GRID_POINTS; k++) {
             float alpha = (float) k / GRID_POINTS;
-            double e = error(alpha);
+            double e = error(alpha, budget);
             if (e < bestError) {
                 best = alpha;
                 bestError = e;
             }
         }
-        float coarse = best;
-        for (int m = -REFINE_POINTS; m <= REFINE_POINTS; m++) {
-            float alpha = coarse + m * REFINE_STEP;
-            if (m == 0 || alpha < 0 || alpha > 1) continue;
-            double e = error(alpha);
-            if (e < bestError || (e == bestError && alpha < best)) {
-                best = alpha;
-                bestError = e;
+        for (float step : REFINE_STEPS) {
+            float centre = best;
+            for (float alpha : new float[] {centre - step, centre + step}) {
+                if (alpha < 0 || alpha > 1) continue;
+                double e = error(alpha, budget);
+                if (e < bestError || (e == bestError && alpha < best)) {
+                    best = alpha;
+                    bestError = e;
+                }
             }
         }
-        return new Result(best, bestError, unsmoothed);
+        return new GroupStats.SearchedAlpha(budget, best, bestError, unsmoothed);
     }
 
-    /** The group's summed relative output error at {@code alpha}. */
-    double error(float alpha) {
+    /** The group's summed relative output error at {@code alpha}, weights at the widths of {@code budget}. */
+    double error(float alpha, double budget) {
         float[] f = SmoothingFactors.factors(bases, alpha);
         float range = SmoothingFactors.smoothedRange(inputMax, f);
         int d = f.length;
@@ -107,15 +136,16 @@ final class AlphaSearch {
         double total = 0;
         for (int m = 0; m < members.size(); m++) {
             Member w = members.get(m);
-            float[] scaled = new float[w.weights().length];
-            for (int r = 0; r < w.rows(); r++) {
-                for (int j = 0; j < d; j++) scaled[r * d + j] = w.weights()[r * d + j] * f[j];
-            }
-            byte[] bits = new byte[w.rows()];
-            Arrays.fill(bits, (byte) referenceBits);
-            float[] quantized = SymmetricChannelQuantizer.quantize(scaled, w.rows(), d, bits).dequantize();
-            float[] out = new float[sampleRows * w.rows()];
-            new DenseF32Weights(quantized, w.rows(), d, compute).matmul(x, sampleRows, out);
+            byte[] widths = widths(w, f, budget);
+            int[] compared = rowsCompared[m];
+            float[] quantized = new float[compared.length * d];
+            IntStream.range(0, compared.length).parallel().forEach(k -> {
+                float[] row = scaledRow(w, compared[k], f, new float[d]);
+                float[] q = SymmetricChannelQuantizer.quantizeRow(row, widths[compared[k]]).dequantize();
+                System.arraycopy(q, 0, quantized, k * d, d);
+            });
+            float[] out = new float[sampleRows * compared.length];
+            new DenseF32Weights(quantized, compared.length, d, compute).matmul(x, sampleRows, out);
             double err = 0;
             for (int i = 0; i < out.length; i++) {
                 double diff = (double) out[i] - reference[m][i];
@@ -125,4 +155,25 @@ final class AlphaSearch {
         }
         return total;
     }
+
+    /** Row widths EdgeFlow's allocator gives W·diag(f) at {@code budget}: per tensor, APPROX RE (what {@code jquant allocate} does by default). */
+    private static byte[] widths(Member w, float[] f, double budget) {
+        double[] errors = new double[w.rows() * RelativeError.WIDTHS];
+        IntStream.range(0, w.rows()).parallel().forEach(r -> {
+            float[] row = ROW.get();
+            if (row.length < w.cols()) ROW.set(row = new float[w.cols()]);
+            scaledRow(w, r, f, row);
+            RelativeError.curve(Metric.APPROX, row, 0, w.cols(), null, r, errors, r * RelativeError.WIDTHS);
+        });
+        return GreedyBitAllocator.allocate(new ErrorTable("smoothed", w.rows(), w.cols(), Metric.APPROX, errors), budget).bits();
+    }
+
+    /** Row r of W·diag(f), written into the first cols entries of {@code row}. */
+    private static float[] scaledRow(Member w, int r, float[] f, float[] row) {
+        for (int j = 0; j < w.cols(); j++) row[j] = w.weights()[r * w.cols() + j] * f[j];
+        return row;
+    }
+
+    /** One row buffer per thread for the allocation pass, which visits every row of the tensor. */
+    private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
 }

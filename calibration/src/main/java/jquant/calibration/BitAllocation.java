@@ -17,9 +17,13 @@ import java.util.List;
 /**
  * Bit allocation over a model's linear layers (the seven block matrices of every layer, then the
  * classifier), on the smoothed W' when calibration stats are given, so the allocation is
- * activation-aware (EdgeFlow §4.1).
+ * activation-aware (EdgeFlow §4.1). The smoothing's α per group is the one calibration searched for
+ * the budget, or one fixed α ({@link SmoothingChoice}).
  *
  * <ul>
+ *   <li>{@link Widths#GREEDY}: EdgeFlow's Algorithm 1 ({@link GreedyBitAllocator}).</li>
+ *   <li>{@link Widths#UNIFORM}: every channel at the budget, which must be a whole number of bits
+ *       (per-channel round-to-nearest as plain per-channel quantization does it; the baselines).</li>
  *   <li>{@link Scope#TENSOR}: every tensor gets the budget on its own (the paper).</li>
  *   <li>{@link Scope#MODEL}: one budget over all weights of all tensors (one allocator run).</li>
  *   <li>{@code weighted}: channel errors are weighted per input column by the E[x²] the smoothed
@@ -33,15 +37,28 @@ public final class BitAllocation {
 
     public enum Scope { TENSOR, MODEL }
 
+    /** Whether channels get widths of their own or all the budget's. */
+    public enum Widths { GREEDY, UNIFORM }
+
     /**
-     * @param budget   average bits per weight, [1, 8]
-     * @param weighted weigh channel errors by calibration E[x²] (needs stats)
+     * @param budget    average bits per weight, [1, 8]
+     * @param weighted  weigh channel errors by calibration E[x²] (needs stats)
+     * @param widths    greedy allocation or every channel at the budget
+     * @param smoothing the α of each group when stats are given
      */
-    public record Options(double budget, Scope scope, Metric metric, boolean weighted) {
+    public record Options(double budget, Scope scope, Metric metric, boolean weighted, Widths widths, SmoothingChoice smoothing) {
         public Options {
             if (!QuantLimits.isBudget(budget)) {
                 throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
             }
+            if (widths == Widths.UNIFORM && budget != Math.rint(budget)) {
+                throw new IllegalArgumentException("uniform widths need a whole number of bits, not a budget of " + budget);
+            }
+        }
+
+        /** Greedy widths on EdgeFlow's smoothing with the α searched for the budget. */
+        public Options(double budget, Scope scope, Metric metric, boolean weighted) {
+            this(budget, scope, metric, weighted, Widths.GREEDY, SmoothingChoice.searched());
         }
     }
 
@@ -80,8 +97,22 @@ public final class BitAllocation {
         if (options.weighted() && stats == null) {
             throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
         }
-        SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats);
+        SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
+                options.smoothing().alphas(stats, options.budget()));
         List<Linear> linears = linears(checkpoint.config().layers());
+        List<TensorPlan> allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
+                : greedy(checkpoint, smoothed, linears, options, progress);
+        List<TensorPlan> plans = new ArrayList<>();
+        for (int i = 0; i < allocated.size(); i++) {
+            TensorPlan p = allocated.get(i);
+            Linear l = linears.get(i);
+            Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
+            plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
+        }
+        return smoothed == null ? new BitPlan(options.budget(), plans) : new BitPlan(options.budget(), plans, smoothed.rule());
+    }
+
+    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, Progress progress) {
         List<ErrorTable> tables = new ArrayList<>();
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
@@ -90,18 +121,23 @@ public final class BitAllocation {
             tables.add(RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance));
             progress.update(tables.size(), linears.size());
         }
-        List<TensorPlan> plans = new ArrayList<>();
-        List<TensorPlan> allocated = switch (options.scope()) {
+        return switch (options.scope()) {
             case TENSOR -> tables.stream().map(table -> GreedyBitAllocator.allocate(table, options.budget())).toList();
             case MODEL -> GreedyBitAllocator.allocate(tables, options.budget()).tensors();
         };
-        for (int i = 0; i < allocated.size(); i++) {
-            TensorPlan p = allocated.get(i);
-            Linear l = linears.get(i);
-            Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
-            plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
+    }
+
+    /** Every channel of every tensor at the budget's width. */
+    private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, Progress progress) {
+        List<TensorPlan> plans = new ArrayList<>();
+        for (Linear l : linears) {
+            Tensor t = checkpoint.tensor(l.kind(), l.layer());
+            byte[] bits = new byte[t.rows()];
+            java.util.Arrays.fill(bits, (byte) options.budget());
+            plans.add(new TensorPlan(l.name(), t.rows(), t.cols(), bits, options.metric(), null));
+            progress.update(plans.size(), linears.size());
         }
-        return new BitPlan(options.budget(), plans);
+        return plans;
     }
 
     /** E[(x/f)²] per input column of the smoothed layer. */

@@ -11,19 +11,19 @@ import java.util.Map;
 import java.util.SequencedMap;
 
 /**
- * Activation statistics of one model on one calibration text: per group input statistics and
- * chosen α ({@link GroupStats}), per linear layer S_O (max |o| per output channel), and the
- * {@link ModelFingerprint} of the model they belong to. Stored by {@link CalibrationStatsFile}.
+ * Activation statistics of one model on one calibration text: per group input statistics and the α
+ * chosen for each budget ({@link GroupStats}), per linear layer S_O (max |o| per output channel), and
+ * the {@link ModelFingerprint} of the model they belong to. Stored by {@link CalibrationStatsFile}.
  *
- * @param fingerprint   {@link ModelFingerprint#of} the calibrated model
- * @param model         the calibrated checkpoint's file name, for display
- * @param tokens        calibration tokens the model ran
- * @param sampleTokens  input rows per group the α search used (a seeded random subsample)
- * @param referenceBits the uniform weight width the α search quantized at
- * @param groups        every group of the model, in forward order
- * @param outputMax     S_O per linear layer, keyed by {@link #tensorName}
+ * @param fingerprint  {@link ModelFingerprint#of} the calibrated model
+ * @param model        the calibrated checkpoint's file name, for display
+ * @param tokens       calibration tokens the model ran
+ * @param sampleTokens input rows per group the α search used (a seeded random subsample)
+ * @param budgets      the bit budgets α was searched for, ascending; every group has one α per budget
+ * @param groups       every group of the model, in forward order
+ * @param outputMax    S_O per linear layer, keyed by {@link #tensorName}
  */
-public record CalibrationStats(String fingerprint, String model, int tokens, int sampleTokens, int referenceBits,
+public record CalibrationStats(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets,
                                List<GroupStats> groups, SequencedMap<String, float[]> outputMax) {
 
     /** β of the paper: output factors are S_O^β; fixed at 1 (all output variance moves into the weights). */
@@ -31,8 +31,21 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
 
     public CalibrationStats {
         if (tokens <= 0) throw new IllegalArgumentException("calibration ran " + tokens + " tokens");
-        if (!QuantLimits.isBitWidth(referenceBits)) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside " + QuantLimits.BIT_RANGE);
+        budgets = List.copyOf(budgets);
+        for (int i = 0; i < budgets.size(); i++) {
+            if (!QuantLimits.isBudget(budgets.get(i))) throw new IllegalArgumentException("budget " + budgets.get(i) + " outside " + QuantLimits.BUDGET_RANGE);
+            if (i > 0 && budgets.get(i) <= budgets.get(i - 1)) throw new IllegalArgumentException("budgets " + budgets + " are not ascending");
+        }
         groups = List.copyOf(groups);
+        for (GroupStats g : groups) {
+            if (!g.alphas().stream().map(GroupStats.SearchedAlpha::budget).toList().equals(budgets)) {
+                throw new IllegalArgumentException(g.name() + ": α searched for budgets " + g.alphas().stream().map(GroupStats.SearchedAlpha::budget).toList()
+                        + ", not for the run's " + budgets);
+            }
+        }
+        if (groups.stream().map(g -> g.inputSecondMoment() != null).distinct().count() > 1) {
+            throw new IllegalArgumentException("E[x·xᵀ] was recorded for some groups but not for others");
+        }
         SequencedMap<String, float[]> copy = new LinkedHashMap<>();
         outputMax.forEach((name, v) -> {
             for (int i = 0; i < v.length; i++) {
@@ -58,6 +71,31 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
         throw new IllegalArgumentException("calibration stats have no " + group.canonicalName(l));
     }
 
+    /**
+     * α of every group for {@code budget}, keyed by group name ({@code blk.0.attn_qkv}, …, {@code output}).
+     *
+     * @throws IllegalArgumentException if α was not searched for this budget
+     */
+    public java.util.Map<String, Float> alphas(double budget) {
+        if (!budgets.contains(budget)) {
+            throw new IllegalArgumentException("these calibration stats searched α for budgets " + budgetList(budgets) + ", not for " + budgetList(List.of(budget))
+                    + ": calibrate again with --budgets including it, or fix α (--alpha)");
+        }
+        java.util.Map<String, Float> alphas = new LinkedHashMap<>();
+        for (GroupStats g : groups) alphas.put(g.name(), g.alpha(budget).alpha());
+        return alphas;
+    }
+
+    /** Whether calibration recorded E[x·xᵀ] of every group, which GPTQ rounding needs. */
+    public boolean hasSecondMoments() {
+        return groups.getFirst().inputSecondMoment() != null;
+    }
+
+    /** {@code 3, 4, 4.5}: budgets as a person writes them. */
+    public static String budgetList(List<Double> budgets) {
+        return String.join(", ", budgets.stream().map(b -> b == Math.rint(b) ? Long.toString(b.longValue()) : b.toString()).toList());
+    }
+
     /** S_O of one linear layer (a copy). */
     public float[] outputMax(TensorKind kind, int layer) {
         float[] v = outputMax.get(tensorName(kind, layer));
@@ -68,7 +106,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof CalibrationStats s) || !fingerprint.equals(s.fingerprint) || !model.equals(s.model) || tokens != s.tokens
-                || sampleTokens != s.sampleTokens || referenceBits != s.referenceBits || !groups.equals(s.groups)
+                || sampleTokens != s.sampleTokens || !budgets.equals(s.budgets) || !groups.equals(s.groups)
                 || !new ArrayList<>(outputMax.keySet()).equals(new ArrayList<>(s.outputMax.keySet()))) {
             return false;
         }

@@ -5,6 +5,7 @@ import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.gguf.GgufFile;
+import jquant.formats.gguf.GgufType;
 import jquant.formats.gguf.GgufValue;
 import jquant.formats.gguf.GgufWriter;
 
@@ -21,32 +22,36 @@ import java.util.SequencedMap;
 
 /**
  * The calibration stats file: a GGUF v3 file (so any GGUF tool can list it) holding only F32
- * vectors and metadata.
+ * tensors and metadata.
  * <pre>
  *  metadata
  *    general.architecture                = "jquant-calibration"
- *    jquant.calibration.version          = 1                 (UINT32)
+ *    jquant.calibration.version          = 2                 (UINT32)
  *    jquant.calibration.fingerprint      = "3f2a…"           {@link ModelFingerprint} of the model (64 hex digits)
  *    jquant.calibration.model            = "stories260K.bin" file name, for display
  *    jquant.calibration.tokens           = 4096              (UINT32) tokens run
  *    jquant.calibration.sample_tokens    = 512               (UINT32) rows per group the α search used
- *    jquant.calibration.reference_bits   = 5                 (UINT32) weight width of the α search
+ *    jquant.calibration.budgets          = [3.0, 4.0, …]     (ARRAY of FLOAT64) budgets α was searched for, ascending
  *    jquant.calibration.beta             = 1.0               (FLOAT32)
- *    per group g (blk.L.attn_qkv, blk.L.attn_output, blk.L.ffn_gate_up, blk.L.ffn_down, output), in forward order:
- *    jquant.calibration.alpha.g            (FLOAT32) chosen α
- *    jquant.calibration.alpha_error.g      (FLOAT64) output error at α
- *    jquant.calibration.unsmoothed_error.g (FLOAT64) output error at α = 0
+ *    per group g (blk.L.attn_qkv, blk.L.attn_output, blk.L.ffn_gate_up, blk.L.ffn_down, output), in forward order,
+ *    one entry per budget:
+ *    jquant.calibration.alpha.g            (ARRAY of FLOAT32) chosen α
+ *    jquant.calibration.alpha_error.g      (ARRAY of FLOAT64) output error at α
+ *    jquant.calibration.unsmoothed_error.g (ARRAY of FLOAT64) output error at α = 0
  *    jquant.calibration.x_max.g            (FLOAT32) max |x| of the whole input tensor = max of g.s_in (checked on read)
- *  tensors (F32, 1-D)
- *    g.s_in      [D]   S_I: max |x| per input channel
- *    g.x2_mean   [D]   E[x²] per input channel
- *    t.s_out     [C]   S_O: max |o| per output channel of linear layer t (blk.L.attn_q, …, output)
+ *  tensors (F32)
+ *    g.s_in      [D]      S_I: max |x| per input channel
+ *    g.x2_mean   [D]      E[x²] per input channel
+ *    g.xx_mean   [D, D]   E[x·xᵀ], only when calibration recorded it (calibrate --second-moments)
+ *    t.s_out     [C]      S_O: max |o| per output channel of linear layer t (blk.L.attn_q, …, output)
  * </pre>
  * Reading checks the architecture, version and that every group and layer of the model is present.
+ * Version 1 files (one α per group, searched at uniform {@code reference_bits}) are refused with a
+ * message to calibrate again: their α is the one this version replaces.
  */
 public final class CalibrationStatsFile {
     public static final String ARCHITECTURE = "jquant-calibration";
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     static final String PREFIX = "jquant.calibration.";
 
     private CalibrationStatsFile() {}
@@ -60,16 +65,18 @@ public final class CalibrationStatsFile {
         meta.put(PREFIX + "model", GgufValue.string(stats.model()));
         meta.put(PREFIX + "tokens", GgufValue.uint32(stats.tokens()));
         meta.put(PREFIX + "sample_tokens", GgufValue.uint32(stats.sampleTokens()));
-        meta.put(PREFIX + "reference_bits", GgufValue.uint32(stats.referenceBits()));
+        meta.put(PREFIX + "budgets", doubles(stats.budgets()));
         meta.put(PREFIX + "beta", GgufValue.float32(CalibrationStats.BETA));
         List<Tensor> tensors = new ArrayList<>();
         for (GroupStats g : stats.groups()) {
-            meta.put(PREFIX + "alpha." + g.name(), GgufValue.float32(g.alpha()));
-            meta.put(PREFIX + "alpha_error." + g.name(), new GgufValue(jquant.formats.gguf.GgufType.FLOAT64, g.alphaError()));
-            meta.put(PREFIX + "unsmoothed_error." + g.name(), new GgufValue(jquant.formats.gguf.GgufType.FLOAT64, g.unsmoothedError()));
+            meta.put(PREFIX + "alpha." + g.name(), GgufValue.array(GgufType.FLOAT32,
+                    g.alphas().stream().map(a -> GgufValue.float32(a.alpha())).toList()));
+            meta.put(PREFIX + "alpha_error." + g.name(), doubles(g.alphas().stream().map(GroupStats.SearchedAlpha::error).toList()));
+            meta.put(PREFIX + "unsmoothed_error." + g.name(), doubles(g.alphas().stream().map(GroupStats.SearchedAlpha::unsmoothedError).toList()));
             meta.put(PREFIX + "x_max." + g.name(), GgufValue.float32(g.inputRange()));
             tensors.add(vector(g.name() + ".s_in", g.inputMax()));
             tensors.add(vector(g.name() + ".x2_mean", g.inputMeanSquare()));
+            if (g.inputSecondMoment() != null) tensors.add(matrix(g.name() + ".xx_mean", g.inputSecondMoment(), g.channels()));
         }
         stats.outputMax().forEach((name, v) -> tensors.add(vector(stripWeight(name) + ".s_out", v)));
         GgufWriter.write(target, meta, tensors);
@@ -105,7 +112,12 @@ public final class CalibrationStatsFile {
                     + (arch == null ? "missing" : arch.value()) + ", expected \"" + ARCHITECTURE + "\")");
         }
         long version = meta(meta, "version").asLong();
+        if (version == 1) {
+            throw new IllegalArgumentException("calibration stats version 1 hold one α per group searched at a fixed width; this jquant searches α "
+                    + "for each budget (version " + VERSION + "): run jquant calibrate again");
+        }
         if (version != VERSION) throw new IllegalArgumentException("calibration stats version " + version + " is not supported (only " + VERSION + ")");
+        List<Double> budgets = doubles(meta(meta, "budgets"), "budgets");
         List<GroupStats> groups = new ArrayList<>();
         SequencedMap<String, float[]> outputMax = new LinkedHashMap<>();
         SequencedMap<String, Tensor> tensors = gguf.tensors();
@@ -113,9 +125,21 @@ public final class CalibrationStatsFile {
             if (!key.startsWith(PREFIX + "alpha.")) continue;
             String name = key.substring((PREFIX + "alpha.").length());
             GroupId id = GroupId.parse(name);
-            GroupStats g = new GroupStats(id.group, id.layer, floats(tensors, name + ".s_in"), floats(tensors, name + ".x2_mean"),
-                    meta(meta, "alpha." + name).asFloat(), (Double) meta(meta, "alpha_error." + name).value(),
-                    (Double) meta(meta, "unsmoothed_error." + name).value());
+            List<GgufValue> alpha = meta(meta, "alpha." + name).asArray().elements();
+            List<Double> error = doubles(meta(meta, "alpha_error." + name), "alpha_error." + name);
+            List<Double> unsmoothed = doubles(meta(meta, "unsmoothed_error." + name), "unsmoothed_error." + name);
+            if (alpha.size() != budgets.size() || error.size() != budgets.size() || unsmoothed.size() != budgets.size()) {
+                throw new IllegalArgumentException(name + ": " + alpha.size() + " α, " + error.size() + " and " + unsmoothed.size()
+                        + " errors for " + budgets.size() + " budgets");
+            }
+            List<GroupStats.SearchedAlpha> alphas = new ArrayList<>();
+            for (int i = 0; i < budgets.size(); i++) {
+                alphas.add(new GroupStats.SearchedAlpha(budgets.get(i), alpha.get(i).asFloat(), error.get(i), unsmoothed.get(i)));
+            }
+            float[] sIn = floats(tensors, name + ".s_in");
+            Tensor moment = tensors.get(name + ".xx_mean");
+            GroupStats g = new GroupStats(id.group, id.layer, sIn, floats(tensors, name + ".x2_mean"), alphas,
+                    moment == null ? null : matrixFloats(moment, sIn.length));
             float xMax = meta(meta, "x_max." + name).asFloat();
             if (xMax != g.inputRange()) throw new IllegalArgumentException(name + ": x_max " + xMax + " is not the largest s_in (" + g.inputRange() + ")");
             groups.add(g);
@@ -126,7 +150,7 @@ public final class CalibrationStatsFile {
         }
         if (groups.isEmpty()) throw new IllegalArgumentException("no group statistics in the file");
         return new CalibrationStats(meta(meta, "fingerprint").asString(), meta(meta, "model").asString(),
-                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), meta(meta, "reference_bits").asInt(), groups, outputMax);
+                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax);
     }
 
     /** A group instance named like {@code blk.3.attn_qkv} or {@code output}. */
@@ -166,13 +190,39 @@ public final class CalibrationStatsFile {
         return t.toFloats();
     }
 
+    private static float[] matrixFloats(Tensor t, int channels) {
+        long[] shape = t.shape();
+        if (t.dtype() != DType.F32 || shape.length != 2 || shape[0] != channels || shape[1] != channels) {
+            throw new IllegalArgumentException("tensor " + t.name() + " is " + t.dtype() + " " + t.shapeString() + ", expected F32 [" + channels + ", " + channels + "]");
+        }
+        return t.toFloats();
+    }
+
+    private static GgufValue doubles(List<Double> values) {
+        return GgufValue.array(GgufType.FLOAT64, values.stream().map(v -> new GgufValue(GgufType.FLOAT64, v)).toList());
+    }
+
+    private static List<Double> doubles(GgufValue array, String key) {
+        GgufValue.GgufArray a = array.asArray();
+        if (a.elementType() != GgufType.FLOAT64) throw new IllegalArgumentException(PREFIX + key + " is an array of " + a.elementType() + ", not FLOAT64");
+        return a.elements().stream().map(v -> (Double) v.value()).toList();
+    }
+
     private static String stripWeight(String tensorName) {
         return tensorName.substring(0, tensorName.length() - ".weight".length());
     }
 
     static Tensor vector(String name, float[] values) {
+        return f32(name, new long[] {values.length}, values);
+    }
+
+    private static Tensor matrix(String name, float[] values, int channels) {
+        return f32(name, new long[] {channels, channels}, values);
+    }
+
+    private static Tensor f32(String name, long[] shape, float[] values) {
         ByteBuffer b = ByteBuffer.allocate(values.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         b.asFloatBuffer().put(values);
-        return new Tensor(name, new long[] {values.length}, DType.F32, MemorySegment.ofArray(b.array()));
+        return new Tensor(name, shape, DType.F32, MemorySegment.ofArray(b.array()));
     }
 }

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@code jquant inspect} shows of a calibration stats file: its run, α per group with the errors
- * the search compared, and the largest input and output magnitudes it measured.
+ * What {@code jquant inspect} shows of a calibration stats file: its run, α per group and budget with
+ * the errors the search compared, and the largest input and output magnitudes it measured.
  */
 public final class CalibrationStatsReport {
     private CalibrationStatsReport() {}
@@ -20,17 +20,25 @@ public final class CalibrationStatsReport {
         r.put("fingerprint", stats.fingerprint());
         r.put("tokens", stats.tokens());
         r.put("sampleTokens", stats.sampleTokens());
-        r.put("referenceBits", stats.referenceBits());
+        r.put("budgets", stats.budgets());
+        r.put("secondMoments", stats.hasSecondMoments());
         r.put("beta", CalibrationStats.BETA);
         List<Map<String, Object>> groups = new ArrayList<>();
         for (GroupStats g : stats.groups()) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("name", g.name());
             row.put("channels", g.channels());
-            row.put("alpha", g.alpha());
             row.put("xMax", g.inputRange());
-            row.put("alphaError", g.alphaError());
-            row.put("unsmoothedError", g.unsmoothedError());
+            List<Map<String, Object>> alphas = new ArrayList<>();
+            for (GroupStats.SearchedAlpha a : g.alphas()) {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("budget", a.budget());
+                e.put("alpha", a.alpha());
+                e.put("error", a.error());
+                e.put("unsmoothedError", a.unsmoothedError());
+                alphas.add(e);
+            }
+            row.put("alphas", alphas);
             row.put("x2MeanMax", max(g.inputMeanSquare()));
             groups.add(row);
         }

@@ -17,7 +17,8 @@ import java.util.SequencedMap;
 
 /**
  * Runs the float32 model on calibration text and measures, for every linear layer, S_I, E[x²] and
- * S_O ({@link CalibrationStats}), then chooses α per group ({@link AlphaSearch}).
+ * S_O, and when asked E[x·xᵀ] ({@link CalibrationStats}), then chooses α per group for every budget
+ * ({@link AlphaSearch}).
  *
  * <p>The text is tokenized in one go (BOS as the vocabulary says) and cut into windows of
  * {@code context} tokens, each run from an empty cache; like llama.cpp's perplexity, every window
@@ -37,24 +38,32 @@ public final class Calibrator {
      * @param maxTokens     calibration tokens to run at most (the text's first ones)
      * @param context       tokens per window (at most the model's context)
      * @param sampleTokens  input rows per group kept for the α search
-     * @param referenceBits uniform weight width of the α search, 1..8
+     * @param budgets       the bit budgets to search α for (sorted and made distinct here), each in [1, 8]
+     * @param secondMoments whether to record E[x·xᵀ] per group (D² floats each), which GPTQ rounding needs
      * @param seed          seed of the row sample
      */
-    public record Options(int maxTokens, int context, int sampleTokens, int referenceBits, long seed) {
-        /** 8192 tokens, windows of 512 (capped at the model's context), 512 sampled rows, 5-bit reference, seed 0. */
+    public record Options(int maxTokens, int context, int sampleTokens, List<Double> budgets, boolean secondMoments, long seed) {
+        /** The budgets α is searched for unless told otherwise: the integer widths a sweep compares. */
+        public static final List<Double> DEFAULT_BUDGETS = List.of(3.0, 4.0, 5.0, 6.0, 8.0);
+
+        /** 8192 tokens, windows of 512 (capped at the model's context), 512 sampled rows, {@link #DEFAULT_BUDGETS}, no E[x·xᵀ], seed 0. */
         public static Options defaults() {
-            return new Options(8192, 512, 512, 5, 0);
+            return new Options(8192, 512, 512, DEFAULT_BUDGETS, false, 0);
         }
 
         public Options {
             if (maxTokens < 2) throw new IllegalArgumentException("calibration needs at least 2 tokens, got --tokens " + maxTokens);
             if (context < 2) throw new IllegalArgumentException("calibration windows need at least 2 tokens, got " + context);
             if (sampleTokens < 1) throw new IllegalArgumentException("the α search needs at least 1 sampled token, got " + sampleTokens);
-            if (!QuantLimits.isBitWidth(referenceBits)) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside " + QuantLimits.BIT_RANGE);
+            if (budgets.isEmpty()) throw new IllegalArgumentException("calibration needs at least one budget to search α for");
+            for (double b : budgets) {
+                if (!QuantLimits.isBudget(b)) throw new IllegalArgumentException("budget " + b + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
+            }
+            budgets = budgets.stream().sorted().distinct().toList();
         }
     }
 
-    /** Told as work proceeds: stage "forward" counts tokens, stage "alpha" counts groups. */
+    /** Told as work proceeds: stage "forward" counts tokens, stage "alpha" counts groups (each searched for every budget). */
     @FunctionalInterface
     public interface Progress {
         void update(String stage, long done, long total);
@@ -72,7 +81,7 @@ public final class Calibrator {
         if (tokens.length < 2) throw new IllegalArgumentException("the calibration text gives only " + tokens.length + " token(s)");
 
         Compute compute = Compute.vector();
-        ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed());
+        ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed(), options.secondMoments());
         LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
         int context = Math.min(options.context(), c.maxSeqLen());
         int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
@@ -105,7 +114,7 @@ public final class Calibrator {
             }
         }
         return new CalibrationStats(ModelFingerprint.of(checkpoint), checkpoint.source().getFileName().toString(), tokens.length,
-                Math.min(tokens.length, options.sampleTokens()), options.referenceBits(), groups, outputMax);
+                Math.min(tokens.length, options.sampleTokens()), options.budgets(), groups, outputMax);
     }
 
     private static GroupStats group(Checkpoint checkpoint, ActivationRecorder recorder, LinearGroup g, int layer,
@@ -121,7 +130,9 @@ public final class Calibrator {
             members.add(new AlphaSearch.Member(t.toFloats(), t.rows(), t.cols()));
         }
         float[] bases = SmoothingFactors.bases(g, in.max, checkpoint.config());
-        AlphaSearch.Result r = new AlphaSearch(in.sample, in.sampleRows(), in.max, bases, members, options.referenceBits(), compute).search();
-        return new GroupStats(g, layer, in.max, meanSquare, r.alpha(), r.error(), r.unsmoothedError());
+        List<GroupStats.SearchedAlpha> alphas = new AlphaSearch(in.sample, in.sampleRows(), in.max, bases, members, compute).search(options.budgets());
+        float[] secondMoment = in.meanSecondMoment();
+        if (secondMoment != null) ActivationRecorder.checkFinite(name + " input x·xᵀ", secondMoment);
+        return new GroupStats(g, layer, in.max, meanSquare, alphas, secondMoment);
     }
 }

@@ -1,19 +1,31 @@
 package jquant.calibration;
 
 import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * What calibration measured at one group's input (see {@link LinearGroup}) and the smoothing
- * strength it chose there.
+ * strength it chose there for each bit budget.
  *
- * @param inputMax        S_I: per input channel, max |x| over every calibration token
- * @param inputMeanSquare E[x²] per input channel over every calibration token (llama.cpp's imatrix signal)
- * @param alpha           the smoothing exponent α ∈ [0, 1] the search chose
- * @param alphaError      the group's quantized-matmul output error at {@code alpha} (see {@link AlphaSearch})
- * @param unsmoothedError the same error at α = 0 (no smoothing), for comparison
+ * @param inputMax          S_I: per input channel, max |x| over every calibration token
+ * @param inputMeanSquare   E[x²] per input channel over every calibration token (llama.cpp's imatrix signal)
+ * @param alphas            the α the search chose for each budget it searched, in budget order ({@link AlphaSearch})
+ * @param inputSecondMoment E[x·xᵀ] over every calibration token, row-major D×D (what GPTQ rounding needs), or
+ *                          null when calibration did not record it
  */
-public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[] inputMeanSquare,
-                         float alpha, double alphaError, double unsmoothedError) {
+public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[] inputMeanSquare, List<SearchedAlpha> alphas,
+                         float[] inputSecondMoment) {
+
+    /**
+     * α of one budget.
+     *
+     * @param budget          average bits per weight the search quantized at (the widths allocation gives at that budget)
+     * @param alpha           the smoothing exponent α ∈ [0, 1] the search chose
+     * @param error           the group's quantized-matmul output error at {@code alpha} (see {@link AlphaSearch})
+     * @param unsmoothedError the same error at α = 0 (no smoothing): never below {@code error}
+     */
+    public record SearchedAlpha(double budget, float alpha, double error, double unsmoothedError) {}
 
     public GroupStats {
         String name = group.canonicalName(layer);
@@ -26,9 +38,15 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
                         + inputMeanSquare[j] + " (both must be finite and ≥ 0)");
             }
         }
-        if (!(alpha >= 0 && alpha <= 1)) throw new IllegalArgumentException(name + ": alpha " + alpha + " outside [0, 1]");
+        for (SearchedAlpha a : alphas) {
+            if (!(a.alpha() >= 0 && a.alpha() <= 1)) throw new IllegalArgumentException(name + ": alpha " + a.alpha() + " outside [0, 1]");
+        }
+        if (inputSecondMoment != null && inputSecondMoment.length != (long) inputMax.length * inputMax.length) {
+            throw new IllegalArgumentException(name + ": E[x·xᵀ] has " + inputSecondMoment.length + " values for " + inputMax.length + " channels");
+        }
         inputMax = inputMax.clone();
         inputMeanSquare = inputMeanSquare.clone();
+        alphas = List.copyOf(alphas);
     }
 
     public String name() { return group.canonicalName(layer); }
@@ -41,6 +59,19 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
     @Override
     public float[] inputMeanSquare() { return inputMeanSquare.clone(); }
 
+    /**
+     * E[x·xᵀ] (row-major D×D) or null. Not copied, since it is D² floats (64 MiB for D = 4096):
+     * callers read it and never write to it.
+     */
+    @Override
+    public float[] inputSecondMoment() { return inputSecondMoment; }
+
+    /** The α searched for {@code budget}. */
+    public SearchedAlpha alpha(double budget) {
+        for (SearchedAlpha a : alphas) if (a.budget() == budget) return a;
+        throw new IllegalArgumentException(name() + ": no α was searched for a budget of " + budget + " bits");
+    }
+
     /** max |x| over the whole input tensor: the static per-tensor int8 range before smoothing. */
     public float inputRange() {
         float max = 0;
@@ -51,17 +82,17 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
     @Override
     public boolean equals(Object o) {
         return o instanceof GroupStats g && group == g.group && layer == g.layer && Arrays.equals(inputMax, g.inputMax)
-                && Arrays.equals(inputMeanSquare, g.inputMeanSquare) && Float.compare(alpha, g.alpha) == 0
-                && Double.compare(alphaError, g.alphaError) == 0 && Double.compare(unsmoothedError, g.unsmoothedError) == 0;
+                && Arrays.equals(inputMeanSquare, g.inputMeanSquare) && alphas.equals(g.alphas)
+                && Arrays.equals(inputSecondMoment, g.inputSecondMoment);
     }
 
     @Override
     public int hashCode() {
-        return (group.hashCode() * 31 + layer) * 31 + Arrays.hashCode(inputMax);
+        return Objects.hash(group, layer, Arrays.hashCode(inputMax), alphas);
     }
 
     @Override
     public String toString() {
-        return "GroupStats[" + name() + ", " + channels() + " channels, alpha " + alpha + "]";
+        return "GroupStats[" + name() + ", " + channels() + " channels, alphas " + alphas + "]";
     }
 }

@@ -8,6 +8,7 @@ import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
 import jquant.quantize.QuantLimits;
+import jquant.quantize.SmoothingRule;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
 import jquant.runtime.LinearWeightsFactory;
@@ -21,13 +22,15 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SequencedMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A checkpoint after NPU-aware smoothing (EdgeFlow §4.1), as a {@link Checkpoint} view: every linear
  * layer's weight is the smoothed {@code W'}, every norm has its group's input factors folded in.
  *
  * <pre>
- *  layer t in group g (input factors f = b_g^α_g, {@link SmoothingFactors}), row fold r (1 unless t
+ *  layer t in group g (input factors f from the group's S_I and α by the {@link SmoothingRule}:
+ *  b_g^α_g for EdgeFlow, {@link SmoothingFactors}), row fold r (1 unless t
  *  produces another group's input: v_proj rows take o_proj's tied factors, up_proj rows down_proj's):
  *
  *    S_O'  = floor(S_O / r)                        output range of the folded layer, per channel
@@ -56,12 +59,23 @@ public final class SmoothedModel implements Checkpoint {
 
     private final Checkpoint base;
     private final CalibrationStats stats;
+    private final SmoothingRule rule;
+    private final Map<String, Float> alphas;
     private final ModelConfig config;
+    private final Map<String, float[]> factors = new ConcurrentHashMap<>();
     private SequencedMap<String, Tensor> tensors;
 
-    SmoothedModel(Checkpoint base, CalibrationStats stats) {
+    /** {@code alphas}: α of every group, keyed by its name ({@code blk.0.attn_qkv}, …, {@code output}). */
+    SmoothedModel(Checkpoint base, CalibrationStats stats, SmoothingRule rule, Map<String, Float> alphas) {
         this.base = base;
         this.stats = stats;
+        this.rule = rule;
+        for (GroupStats g : stats.groups()) {
+            Float a = alphas.get(g.name());
+            if (a == null) throw new IllegalArgumentException("no α for group " + g.name());
+            if (!(a >= 0 && a <= 1)) throw new IllegalArgumentException(g.name() + ": α " + a + " outside [0, 1]");
+        }
+        this.alphas = Map.copyOf(alphas);
         ModelConfig c = base.config();
         this.config = new ModelConfig(c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.vocabSize(), c.maxSeqLen(),
                 c.ropeTheta(), c.rmsEps(), false);
@@ -69,15 +83,57 @@ public final class SmoothedModel implements Checkpoint {
 
     public CalibrationStats stats() { return stats; }
 
+    public SmoothingRule rule() { return rule; }
+
     /** α of the group {@code kind} belongs to (its input's smoothing exponent). */
     public float alpha(TensorKind kind, int layer) {
-        return stats.group(LinearGroup.of(kind), layer).alpha();
+        return alpha(stats.group(LinearGroup.of(kind), layer));
     }
 
-    /** Input factors f_j = b_j^α of a group (length: its input channels). */
+    /** α of every group, in forward order. */
+    public SequencedMap<String, Float> groupAlphas() {
+        SequencedMap<String, Float> out = new LinkedHashMap<>();
+        for (GroupStats g : stats.groups()) out.put(g.name(), alpha(g));
+        return out;
+    }
+
+    private float alpha(GroupStats g) {
+        return alphas.get(g.name());
+    }
+
+    /** Input factors f_j of a group by the rule (length: its input channels); computed once. */
     public float[] inputFactors(LinearGroup group, int layer) {
         GroupStats g = stats.group(group, layer);
-        return SmoothingFactors.factors(SmoothingFactors.bases(group, g.inputMax(), base.config()), g.alpha());
+        return factors.computeIfAbsent(g.name(), name -> {
+            float[] bases = SmoothingFactors.bases(group, g.inputMax(), base.config());
+            return switch (rule) {
+                case EDGEFLOW -> SmoothingFactors.factors(bases, alpha(g));
+                case SMOOTHQUANT -> SmoothingFactors.smoothQuantFactors(bases, SmoothingFactors.weightRanges(group,
+                        group.members().stream().map(kind -> base.tensor(kind, g.layer()).toFloats()).toList(), g.channels(), base.config()), alpha(g));
+            };
+        }).clone();
+    }
+
+    /**
+     * E[(x/f)·(x/f)ᵀ] of the input a smoothed layer sees (row-major D×D): what GPTQ rounds W' with.
+     *
+     * @throws IllegalArgumentException if calibration did not record E[x·xᵀ]
+     */
+    public float[] inputSecondMoment(TensorKind kind, int layer) {
+        LinearGroup group = LinearGroup.of(kind);
+        GroupStats g = stats.group(group, layer);
+        float[] m = g.inputSecondMoment();
+        if (m == null) {
+            throw new IllegalArgumentException("the calibration stats hold no E[x·xᵀ] (" + g.name() + "), which GPTQ rounding needs: "
+                    + "calibrate with --second-moments");
+        }
+        float[] f = inputFactors(group, layer);
+        int d = f.length;
+        float[] out = new float[d * d];
+        for (int i = 0; i < d; i++) {
+            for (int j = 0; j < d; j++) out[i * d + j] = (float) (m[i * d + j] / ((double) f[i] * f[j]));
+        }
+        return out;
     }
 
     /** W' of a linear layer, row-major {@code [out][in]}. */

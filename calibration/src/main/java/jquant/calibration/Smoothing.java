@@ -1,20 +1,59 @@
 package jquant.calibration;
 
 import jquant.formats.Checkpoint;
+import jquant.formats.TensorKind;
+import jquant.quantize.BitPlan;
+import jquant.quantize.SmoothingRule;
 
-/** Entry point of NPU-aware smoothing: a checkpoint plus its calibration stats give a {@link SmoothedModel}. */
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Entry point of NPU-aware smoothing: a checkpoint, its calibration stats and an α per group (and the
+ * rule that turns them into factors) give a {@link SmoothedModel}.
+ */
 public final class Smoothing {
 
     private Smoothing() {}
 
     /**
-     * The smoothed view of {@code checkpoint}.
+     * The smoothed view of {@code checkpoint}, α per group from {@code alphas} (keyed by group name).
      *
      * @throws IllegalArgumentException if {@code stats} were measured on another model (fingerprints differ)
      */
-    public static SmoothedModel apply(Checkpoint checkpoint, CalibrationStats stats) {
+    public static SmoothedModel apply(Checkpoint checkpoint, CalibrationStats stats, SmoothingRule rule, Map<String, Float> alphas) {
         checkBelongs(checkpoint, stats);
-        return new SmoothedModel(checkpoint, stats);
+        return new SmoothedModel(checkpoint, stats, rule, alphas);
+    }
+
+    /** EdgeFlow's smoothing with the α calibration searched for {@code budget}. */
+    public static SmoothedModel searched(Checkpoint checkpoint, CalibrationStats stats, double budget) {
+        return apply(checkpoint, stats, SmoothingRule.EDGEFLOW, stats.alphas(budget));
+    }
+
+    /**
+     * The smoothing a plan was allocated on: its rule and its tensors' α (every member of a group
+     * must carry the group's α, and every group must be in the plan).
+     */
+    public static SmoothedModel forPlan(Checkpoint checkpoint, CalibrationStats stats, BitPlan plan) {
+        if (plan.smoothing() == null) {
+            throw new IllegalArgumentException("the plan was allocated on the raw weights (no α): pack it without calibration stats, "
+                    + "or allocate it with --stats");
+        }
+        Map<String, Float> alphas = new LinkedHashMap<>();
+        for (GroupStats g : stats.groups()) {
+            for (TensorKind kind : g.group().members()) {
+                String name = CalibrationStats.tensorName(kind, g.layer());
+                Double alpha = plan.tensors().stream().filter(t -> t.name().equals(name)).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException("the plan has no entry for " + name)).alpha();
+                if (alpha == null) throw new IllegalArgumentException("the plan's " + name + " has no α");
+                Float previous = alphas.putIfAbsent(g.name(), alpha.floatValue());
+                if (previous != null && previous != alpha.floatValue()) {
+                    throw new IllegalArgumentException("the plan gives the members of " + g.name() + " different α (" + previous + " and " + alpha + ")");
+                }
+            }
+        }
+        return apply(checkpoint, stats, plan.smoothing(), alphas);
     }
 
     /** Refuses stats whose {@link ModelFingerprint} is not this checkpoint's. */

@@ -2,8 +2,12 @@ package jquant.calibration;
 
 import jquant.formats.ModelConfig;
 
+import java.util.List;
+
 /**
- * The per-input-channel smoothing factors {@code f_j = b_j^α} of a group, from its S_I.
+ * The per-input-channel smoothing factors of a group, from its S_I: EdgeFlow's {@code f_j = b_j^α},
+ * or SmoothQuant's {@code f_j = b_j^α / m_j^(1−α)} with m_j the largest |weight| of input channel j
+ * over the group's layers (SmoothQuant by Xiao et al.; {@link jquant.quantize.SmoothingRule}).
  *
  * <p><b>Tying (grouped-query attention).</b> o_proj's input channel {@code h·headDim + d} carries
  * query head h's weighted sum of kv head {@code h / (heads / kvHeads)}'s values. Its factor folds into
@@ -25,6 +29,23 @@ public final class SmoothingFactors {
 
     /** The bases b_j (length = the group's input channels): S_I, tied for o_proj, floored. */
     public static float[] bases(LinearGroup group, float[] inputMax, ModelConfig c) {
+        return floored(tied(group, inputMax, c));
+    }
+
+    /**
+     * SmoothQuant's weight ranges m_j: max |W[i, j]| over every row of every member layer, tied for
+     * o_proj like the bases (the tied channels share one factor), floored.
+     */
+    public static float[] weightRanges(LinearGroup group, List<float[]> memberWeights, int channels, ModelConfig c) {
+        float[] m = new float[channels];
+        for (float[] w : memberWeights) {
+            for (int i = 0; i < w.length; i++) m[i % channels] = Math.max(m[i % channels], Math.abs(w[i]));
+        }
+        return floored(tied(group, m, c));
+    }
+
+    /** {@code v} with o_proj's channels of one kv channel set to their max; other groups unchanged. */
+    private static float[] tied(LinearGroup group, float[] inputMax, ModelConfig c) {
         float[] b = inputMax.clone();
         if (group == LinearGroup.ATTN_OUTPUT) {
             int headDim = c.headDim();
@@ -37,7 +58,7 @@ public final class SmoothingFactors {
                 }
             }
         }
-        return floored(b);
+        return b;
     }
 
     /** {@code v} with entries below FLOOR × max(v) raised to it; all ones if v is all zero. */
@@ -54,10 +75,17 @@ public final class SmoothingFactors {
         return out;
     }
 
-    /** f_j = b_j^α. */
+    /** EdgeFlow's f_j = b_j^α. */
     public static float[] factors(float[] bases, float alpha) {
         float[] f = new float[bases.length];
         for (int j = 0; j < f.length; j++) f[j] = (float) Math.pow(bases[j], alpha);
+        return f;
+    }
+
+    /** SmoothQuant's f_j = b_j^α / m_j^(1−α) ({@link #weightRanges m}). */
+    public static float[] smoothQuantFactors(float[] bases, float[] weightRanges, float alpha) {
+        float[] f = new float[bases.length];
+        for (int j = 0; j < f.length; j++) f[j] = (float) (Math.pow(bases[j], alpha) / Math.pow(weightRanges[j], 1 - alpha));
         return f;
     }
 

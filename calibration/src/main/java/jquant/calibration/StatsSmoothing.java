@@ -3,6 +3,9 @@ package jquant.calibration;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
 import jquant.pack.model.SmoothedSource;
+import jquant.quantize.BitPlan;
+import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.SmoothingRule;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,30 +13,47 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 
 /**
  * Calibration's side of the stats → pack bridge, what {@code pack --stats} and {@code verify --stats}
- * hand the packer: the {@link SmoothedModel} of the checkpoint, and the SHA-256 of the stats file that
- * names it in the packed file's metadata.
+ * hand the packer: the {@link SmoothedModel} of the checkpoint (the smoothing the plan was allocated
+ * on), and the SHA-256 of the stats file that names it in the packed file's metadata. The GPTQ Hessian
+ * of the group last asked for is kept, since the members of a group are packed one after another.
  */
-public record StatsSmoothing(SmoothedModel model, String statsSha256) implements SmoothedSource {
+public final class StatsSmoothing implements SmoothedSource {
+    private final SmoothedModel model;
+    private final String statsSha256;
+    private String hessianGroup;
+    private ErrorCompensatedRounding.Hessian hessian;
 
-    /** Reads the stats and smooths {@code checkpoint} with them (stats of another model are refused). */
-    public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile) throws IOException {
+    public StatsSmoothing(SmoothedModel model, String statsSha256) {
+        this.model = model;
+        this.statsSha256 = statsSha256;
+    }
+
+    /** Reads the stats and smooths {@code checkpoint} as {@code plan} was allocated (stats of another model are refused). */
+    public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile, BitPlan plan) throws IOException {
         byte[] bytes = Files.readAllBytes(statsFile);
         CalibrationStats stats = CalibrationStatsFile.read(statsFile);
         try {
             String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-            return new StatsSmoothing(Smoothing.apply(checkpoint, stats), sha);
+            return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), sha);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("the JDK has no SHA-256", e);
         }
     }
 
+    public SmoothedModel model() { return model; }
+
+    @Override
+    public String statsSha256() { return statsSha256; }
+
     @Override
     public Checkpoint smoothed() { return model; }
+
+    @Override
+    public SmoothingRule rule() { return model.rule(); }
 
     @Override
     public float[] outputFactor(TensorKind kind, int layer) { return model.outputFactor(kind, layer); }
@@ -48,12 +68,19 @@ public record StatsSmoothing(SmoothedModel model, String statsSha256) implements
     public float alpha(TensorKind kind, int layer) { return model.alpha(kind, layer); }
 
     @Override
-    public SequencedMap<String, Float> groupAlphas() {
-        SequencedMap<String, Float> alphas = new LinkedHashMap<>();
-        for (GroupStats g : model.stats().groups()) alphas.put(g.name(), g.alpha());
-        return alphas;
-    }
+    public SequencedMap<String, Float> groupAlphas() { return model.groupAlphas(); }
 
     @Override
     public String modelFingerprint() { return model.stats().fingerprint(); }
+
+    @Override
+    public synchronized ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer) {
+        String group = LinearGroup.of(kind).canonicalName(layer);
+        if (!group.equals(hessianGroup)) {
+            float[] moment = model.inputSecondMoment(kind, layer);
+            hessian = ErrorCompensatedRounding.Hessian.of(moment, (int) Math.round(Math.sqrt(moment.length)));
+            hessianGroup = group;
+        }
+        return hessian;
+    }
 }

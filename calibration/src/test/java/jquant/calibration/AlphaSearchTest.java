@@ -37,15 +37,36 @@ class AlphaSearchTest {
         // Activation outliers 60× the rest: per-tensor int8 crushes the ordinary channels unless α moves the range into W.
         float[] x = inputs(tokens, channels, 4, 60, 5);
         float[] sIn = channelMax(x, channels);
-        AlphaSearch.Result outliers = new AlphaSearch(x, tokens, sIn, SmoothingFactors.floored(sIn), List.of(w), 5, Compute.scalar()).search();
+        GroupStats.SearchedAlpha outliers = new AlphaSearch(x, tokens, sIn, SmoothingFactors.floored(sIn), List.of(w), Compute.scalar()).search(5);
         assertThat(outliers.alpha()).isGreaterThan(0.2f);
         assertThat(outliers.error()).isLessThan(0.5 * outliers.unsmoothedError());
 
         // Uniform activations: nothing to gain from moving their range into the weights.
         float[] flat = inputs(tokens, channels, 0, 1, 7);
         float[] flatMax = channelMax(flat, channels);
-        AlphaSearch.Result clean = new AlphaSearch(flat, tokens, flatMax, SmoothingFactors.floored(flatMax), List.of(w), 5, Compute.scalar()).search();
+        GroupStats.SearchedAlpha clean = new AlphaSearch(flat, tokens, flatMax, SmoothingFactors.floored(flatMax), List.of(w), Compute.scalar()).search(5);
         assertThat(clean.error()).isGreaterThan(0.8 * clean.unsmoothedError());
+    }
+
+    /**
+     * The weights' share of the error grows as the budget shrinks, so the α searched at the budget's
+     * widths falls with it; α = 0 is always a candidate, so the chosen α is never worse than none.
+     */
+    @Test
+    void smallerBudgetsGetWeakerSmoothingNeverWorseThanNone() {
+        int tokens = 256, channels = 128, rows = 96;
+        AlphaSearch.Member w = new AlphaSearch.Member(inputs(rows, channels, 0, 1, 3), rows, channels);
+        float[] x = inputs(tokens, channels, 4, 60, 5);
+        float[] sIn = channelMax(x, channels);
+        List<GroupStats.SearchedAlpha> alphas = new AlphaSearch(x, tokens, sIn, SmoothingFactors.floored(sIn), List.of(w), Compute.scalar())
+                .search(List.of(2.0, 3.0, 5.0, 8.0));
+        assertThat(alphas).extracting(GroupStats.SearchedAlpha::budget).containsExactly(2.0, 3.0, 5.0, 8.0);
+        for (int i = 0; i < alphas.size(); i++) {
+            GroupStats.SearchedAlpha a = alphas.get(i);
+            assertThat(a.error()).as("budget %s", a.budget()).isLessThanOrEqualTo(a.unsmoothedError());
+            if (i > 0) assertThat(a.alpha()).as("budget %s", a.budget()).isGreaterThanOrEqualTo(alphas.get(i - 1).alpha());
+        }
+        assertThat(alphas.getFirst().alpha()).isLessThan(alphas.getLast().alpha());
     }
 
     @Test

@@ -4,6 +4,7 @@ import jquant.formats.Checkpoint;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
+import jquant.quantize.SmoothingRule;
 import jquant.quantize.TensorPlan;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -27,8 +28,8 @@ class BitAllocationTest {
             for (TensorPlan t : plan.tensors()) {
                 assertThat(t.averageBits()).as(t.name()).isEqualTo(5.0);
             }
-            assertThat(plan.tensor("blk.2.ffn_up.weight").alpha()).isEqualTo((double) stats.group(LinearGroup.FFN_GATE_UP, 2).alpha());
-            assertThat(plan.tensor("output.weight").alpha()).isEqualTo((double) stats.group(LinearGroup.HEAD, 0).alpha());
+            assertThat(plan.tensor("blk.2.ffn_up.weight").alpha()).isEqualTo((double) stats.group(LinearGroup.FFN_GATE_UP, 2).alpha(5).alpha());
+            assertThat(plan.tensor("output.weight").alpha()).isEqualTo((double) stats.group(LinearGroup.HEAD, 0).alpha(5).alpha());
             ForkJoinPool single = new ForkJoinPool(1);
             try {
                 BitPlan oneThread = single.submit(() -> BitAllocation.allocate(c, stats, options, (d, n) -> {})).get();
@@ -46,9 +47,20 @@ class BitAllocationTest {
     @Test
     void modelScopeSpendsOneBudgetAndBadRequestsAreRefused() throws IOException {
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(),
-                    new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL, Metric.APPROX, false), (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(), new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL,
+                    Metric.APPROX, false, BitAllocation.Widths.GREEDY, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
             assertThat(plan.averageBits()).isLessThanOrEqualTo(3.5).isGreaterThan(3.5 - 512.0 / plan.weights());
+            assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.alpha()).isEqualTo(0.5));
+            // α is searched per budget: a budget calibration did not search for is refused, naming the ones it did.
+            assertThatThrownBy(() -> BitAllocation.allocate(c, StoriesFixture.storiesStats(),
+                    new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL, Metric.APPROX, false), (d, n) -> {}))
+                    .hasMessageContaining("searched α for budgets 3, 5, not for 3.5");
+            // Uniform widths: every channel at the budget, whole bits only.
+            BitPlan uniform = BitAllocation.allocate(c, null, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+                    BitAllocation.Widths.UNIFORM, SmoothingChoice.searched()), (d, n) -> {});
+            assertThat(uniform.tensors()).allSatisfy(t -> assertThat(t.histogram()[3]).isEqualTo(t.rows()));
+            assertThatThrownBy(() -> new BitAllocation.Options(4.5, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+                    BitAllocation.Widths.UNIFORM, SmoothingChoice.searched())).hasMessageContaining("whole number of bits");
             assertThatThrownBy(() -> BitAllocation.allocate(c, null, new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, true), (d, n) -> {}))
                     .hasMessageContaining("needs calibration stats");
         }

@@ -46,8 +46,18 @@ class CalibratorTest {
                     assertThat((double) x2[j]).as("%s E[x²][%d]", g.name(), j).isLessThanOrEqualTo((double) sIn[j] * sIn[j] * (1 + 1e-6))
                             .isGreaterThan(0);
                 }
-                assertThat(g.alpha()).isBetween(0f, 1f);
-                assertThat(g.alphaError()).isLessThanOrEqualTo(g.unsmoothedError());
+                assertThat(g.alphas()).extracting(GroupStats.SearchedAlpha::budget).containsExactlyElementsOf(StoriesFixture.OPTIONS.budgets());
+                for (GroupStats.SearchedAlpha a : g.alphas()) {
+                    assertThat(a.alpha()).isBetween(0f, 1f);
+                    assertThat(a.error()).isLessThanOrEqualTo(a.unsmoothedError());
+                }
+                // E[x·xᵀ]: symmetric, its diagonal is E[x²] (summed in float rather than double, so to float precision).
+                float[] m = g.inputSecondMoment();
+                int d = g.channels();
+                for (int i = 0; i < d; i++) {
+                    assertThat(m[i * d + i]).as("%s E[x_%d²]", g.name(), i).isCloseTo(x2[i], org.assertj.core.data.Percentage.withPercentage(0.01));
+                    for (int j = 0; j < i; j++) assertThat(m[i * d + j]).isEqualTo(m[j * d + i]);
+                }
             }
             outMax.forEach((name, seen) -> {
                 float[] sOut = stats.outputMax().get(name);

@@ -3,6 +3,7 @@ package jquant.calibration;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
+import jquant.quantize.SmoothingRule;
 import jquant.runtime.Compute;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.LlamaModel;
@@ -37,12 +38,9 @@ class SmoothingTest {
         return diff / scale;
     }
 
-    /** {@code stats} with every group's α replaced. */
-    private static CalibrationStats withAlpha(CalibrationStats stats, float alpha) {
-        List<GroupStats> groups = stats.groups().stream().map(g -> new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(),
-                alpha, g.alphaError(), g.unsmoothedError())).toList();
-        return new CalibrationStats(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.referenceBits(),
-                groups, stats.outputMax());
+    /** One α for every group, under {@code rule}. */
+    private static SmoothedModel fixed(Checkpoint c, CalibrationStats stats, SmoothingRule rule, float alpha) {
+        return Smoothing.apply(c, stats, rule, SmoothingChoice.fixed(rule, alpha).alphas(stats, 5));
     }
 
     @Test
@@ -51,8 +49,8 @@ class SmoothingTest {
         Compute compute = Compute.vector();
         try (Checkpoint c = StoriesFixture.stories260K()) {
             float[] original = logits(LlamaModel.load(c), c);
-            for (CalibrationStats stats : List.of(chosen, withAlpha(chosen, 1f), withAlpha(chosen, 0.5f))) {
-                SmoothedModel smoothed = Smoothing.apply(c, stats);
+            for (SmoothedModel smoothed : List.of(Smoothing.searched(c, chosen, 5), Smoothing.searched(c, chosen, 3),
+                    fixed(c, chosen, SmoothingRule.EDGEFLOW, 1f), fixed(c, chosen, SmoothingRule.EDGEFLOW, 0.5f), fixed(c, chosen, SmoothingRule.SMOOTHQUANT, 0.5f))) {
                 float[] folded = logits(LlamaModel.load(smoothed, compute, smoothed.weightsFactory(compute)), c);
                 assertThat(relativeDifference(folded, original)).as("max relative logit difference").isLessThan(1e-4);
                 // The check can fail: the same folded weights without their output factors are another model.
@@ -64,9 +62,9 @@ class SmoothingTest {
 
     @Test
     void smoothingMovesTheInputRangeIntoTheWeights() throws IOException {
-        CalibrationStats stats = withAlpha(StoriesFixture.storiesStats(), 1f);
+        CalibrationStats stats = StoriesFixture.storiesStats();
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            SmoothedModel smoothed = Smoothing.apply(c, stats);
+            SmoothedModel smoothed = fixed(c, stats, SmoothingRule.EDGEFLOW, 1f);
             for (int layer = 0; layer < c.config().layers(); layer++) {
                 // At α = 1 every untied input channel's range becomes 1 (x / S_I); o_proj's tied channels stay ≤ 1.
                 assertThat(smoothed.inputRange(TensorKind.WQ, layer)).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-6f));
@@ -81,11 +79,30 @@ class SmoothingTest {
         }
     }
 
+    /** SmoothQuant's α = 0.5 balances the two ranges: each input channel's max |x/f| equals its max |W·f| over the group's layers. */
+    @Test
+    void smoothQuantAtOneHalfEqualisesActivationAndWeightRanges() throws IOException {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            SmoothedModel smoothed = fixed(c, stats, SmoothingRule.SMOOTHQUANT, 0.5f);
+            for (int layer = 0; layer < c.config().layers(); layer++) {
+                float[] f = smoothed.inputFactors(LinearGroup.FFN_GATE_UP, layer);
+                float[] sIn = stats.group(LinearGroup.FFN_GATE_UP, layer).inputMax();
+                float[] gate = c.tensor(TensorKind.W_GATE, layer).toFloats(), up = c.tensor(TensorKind.W_UP, layer).toFloats();
+                for (int j = 0; j < f.length; j++) {
+                    double w = 0;
+                    for (int i = j; i < gate.length; i += f.length) w = Math.max(w, Math.max(Math.abs(gate[i]), Math.abs(up[i])));
+                    assertThat(sIn[j] / f[j]).as("layer %d channel %d", layer, j).isCloseTo((float) (w * f[j]), org.assertj.core.data.Percentage.withPercentage(1e-3));
+                }
+            }
+        }
+    }
+
     @Test
     void statsFromAnotherModelAreRefused() throws IOException {
         CalibrationStats stats = StoriesFixture.storiesStats();
         try (Checkpoint other = Checkpoints.open(SharedFiles.model("stories260K-Q8_0.gguf"))) {
-            assertThatThrownBy(() -> Smoothing.apply(other, stats))
+            assertThatThrownBy(() -> Smoothing.searched(other, stats, 5))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another model").hasMessageContaining("stories260K.bin");
         }
     }

@@ -4,7 +4,11 @@ import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
+import jquant.pack.model.PackedModelVerifier;
+import jquant.quantize.BitPlan;
 import jquant.quantize.Metric;
+import jquant.quantize.Rounding;
+import jquant.quantize.SmoothingRule;
 import jquant.runtime.Compute;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.PackedModelLoader;
@@ -16,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,8 +28,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Slow
 class StatsSmoothingTest {
 
+    /** Mean KL divergence from fp32 of stories260K packed with {@code plan} (smoothed as it says, or raw), run in {@code mode}. */
+    private static double meanKl(Checkpoint c, CalibrationStats stats, BitPlan plan, PackedModelLoader.Mode mode, int[] tokens, Path file) throws Exception {
+        return meanKl(c, stats, plan, Rounding.RTN, mode, tokens, file);
+    }
+
+    private static double meanKl(Checkpoint c, CalibrationStats stats, BitPlan plan, Rounding rounding, PackedModelLoader.Mode mode, int[] tokens,
+                                 Path file) throws Exception {
+        StatsSmoothing smoothing = plan.smoothing() == null ? null : new StatsSmoothing(Smoothing.forPlan(c, stats, plan), "0".repeat(64));
+        ModelPacker.Options options = new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing, rounding);
+        ModelPacker.pack(c, options, file, (d, n, name) -> {});
+        assertThat(PackedModelVerifier.verify(file, c, smoothing, (d, n, name) -> {}).problems()).as("verify").isEmpty();
+        try (JqwFile j = JqwFile.open(file)) {
+            LlamaModel packed = PackedModelLoader.load(j, Compute.vector(), mode);
+            return new Perplexity(256).compare(packed, LlamaModel.load(c), tokens, c.vocabulary().orElseThrow().bos(), (d, n, p) -> {}).meanKl();
+        }
+    }
+
     /**
-     * EdgeFlow's claim for smoothing, on stories260K: W8A8 with the chosen α is closer to fp32 (mean KL
+     * EdgeFlow's claim for smoothing, on stories260K: W8A8 with the searched α is closer to fp32 (mean KL
      * divergence over a text the calibration did not see) than W8A8 with α = 0, same stats, same static
      * per-tensor scales computed the same way.
      */
@@ -32,27 +54,56 @@ class StatsSmoothingTest {
     void smoothedW8A8IsCloserToFloatThanUnsmoothed(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats chosen = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, 5, 7), (s, d, t) -> {});
-            CalibrationStats none = new CalibrationStats(chosen.fingerprint(), chosen.model(), chosen.tokens(), chosen.sampleTokens(), chosen.referenceBits(),
-                    chosen.groups().stream().map(g -> new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(), 0f, g.unsmoothedError(),
-                            g.unsmoothedError())).toList(), chosen.outputMax());
-            Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
-            int[] tokens = tokenizer.encode(text.substring(20000, 24000));
-            LlamaModel fp32 = LlamaModel.load(c);
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, List.of(8.0), false, 7), (s, d, t) -> {});
+            int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(20000, 24000));
             double[] kl = new double[2];
-            CalibrationStats[] variants = {chosen, none};
+            SmoothingChoice[] variants = {SmoothingChoice.searched(), SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0)};
             for (int i = 0; i < 2; i++) {
-                StatsSmoothing smoothing = new StatsSmoothing(Smoothing.apply(c, variants[i]), Integer.toString(i).repeat(64));
-                var plan = BitAllocation.allocate(c, variants[i], new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, n) -> {});
-                Path f = dir.resolve(i + ".jqw");
-                ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing), f, (d, n, name) -> {});
-                try (JqwFile j = JqwFile.open(f)) {
-                    LlamaModel npu = PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU);
-                    kl[i] = new Perplexity(256).compare(npu, fp32, tokens, c.vocabulary().orElseThrow().bos(), (d, n, p) -> {}).meanKl();
-                }
+                BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+                        BitAllocation.Widths.GREEDY, variants[i]), (d, n) -> {});
+                kl[i] = meanKl(c, stats, plan, PackedModelLoader.Mode.NPU, tokens, dir.resolve(i + ".jqw"));
             }
             System.out.printf("stories260K W8A8 mean KLD vs fp32: smoothed %.5f, unsmoothed (α = 0) %.5f%n", kl[0], kl[1]);
             assertThat(kl[0]).isLessThan(kl[1]);
+        }
+    }
+
+    /**
+     * The α searched at the budget's widths does not make a small budget worse than no smoothing. With α
+     * searched at 5 bits, stories260K's 3-bit weight-only file had perplexity 8.59 against the raw
+     * weights' 7.25.
+     */
+    @Test
+    void atThreeBitsTheSearchedSmoothingIsNoWorseThanRawWeights(@TempDir Path dir) throws Exception {
+        String text = Stories260K.text();
+        try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), (s, d, t) -> {});
+            int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
+            BitAllocation.Options options = new BitAllocation.Options(3, BitAllocation.Scope.TENSOR, Metric.APPROX, false);
+            double smoothed = meanKl(c, stats, BitAllocation.allocate(c, stats, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("s.jqw"));
+            double raw = meanKl(c, null, BitAllocation.allocate(c, null, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("r.jqw"));
+            System.out.printf("stories260K 3-bit weight-only mean KLD vs fp32: α searched at 3 bits %.4f, raw weights %.4f%n", smoothed, raw);
+            assertThat(smoothed).isLessThanOrEqualTo(raw * 1.02);
+        }
+    }
+
+    /**
+     * GPTQ's error compensation inside the same plan (same widths, grids and smoothing) brings the 4-bit
+     * file closer to fp32 than rounding to nearest, in both run modes, and verify recomputes its bytes.
+     */
+    @Test
+    void gptqRoundingIsCloserToFloatThanRoundToNearest(@TempDir Path dir) throws Exception {
+        String text = Stories260K.text();
+        try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), (s, d, t) -> {});
+            int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
+            BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, n) -> {});
+            for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {
+                double gptq = meanKl(c, stats, plan, Rounding.GPTQ, mode, tokens, dir.resolve("gptq.jqw"));
+                double nearest = meanKl(c, stats, plan, Rounding.RTN, mode, tokens, dir.resolve("rtn.jqw"));
+                System.out.printf("stories260K 4-bit %s mean KLD vs fp32: GPTQ %.4f, round to nearest %.4f%n", mode, gptq, nearest);
+                assertThat(gptq).as(mode.toString()).isLessThan(nearest);
+            }
         }
     }
 }

@@ -8,8 +8,8 @@ import java.io.IOException;
 
 /** stories260K and its text, and one calibration of it shared by the tests. */
 final class StoriesFixture {
-    /** Enough text for every group's sample to be full, small enough for a quick test. */
-    static final Calibrator.Options OPTIONS = new Calibrator.Options(2048, 512, 256, 5, 7);
+    /** Enough text for every group's sample to be full, small enough for a quick test; α for 3 and 5 bits, and E[x·xᵀ]. */
+    static final Calibrator.Options OPTIONS = new Calibrator.Options(2048, 512, 256, java.util.List.of(3.0, 5.0), true, 7);
     private static CalibrationStats stories;
 
     private StoriesFixture() {}

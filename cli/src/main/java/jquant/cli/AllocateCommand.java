@@ -3,12 +3,14 @@ package jquant.cli;
 import jquant.calibration.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
+import jquant.calibration.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
 import jquant.quantize.QuantLimits;
+import jquant.quantize.SmoothingRule;
 import jquant.quantize.TensorPlan;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -50,6 +52,17 @@ final class AllocateCommand implements Callable<Integer> {
     @Option(names = "--weighted", description = "Weigh channel errors by E[x²] per input channel from calibration (needs --stats).")
     boolean weighted;
 
+    @Option(names = "--uniform", description = "Every channel at the budget, a whole number of bits: plain per-channel quantization, no allocation.")
+    boolean uniform;
+
+    @Option(names = "--alpha", defaultValue = "searched", paramLabel = "searched|<α>",
+            description = "With --stats: the smoothing α of every group, searched (by calibrate, for this budget; default) or one fixed α in [0, 1] (0: no smoothing).")
+    String alpha;
+
+    @Option(names = "--smoothing", defaultValue = "edgeflow", paramLabel = "edgeflow|smoothquant",
+            description = "With --stats: how α becomes factors: EdgeFlow's S_I^α (default) or SmoothQuant's S_I^α / max|W|^(1−α) (give it an --alpha; its baseline is 0.5).")
+    String smoothing;
+
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin model (default: the one beside it)")
     Path tokenizer;
 
@@ -67,9 +80,10 @@ final class AllocateCommand implements Callable<Integer> {
         }
         BitPlanJson.write(plan, out);
         PrintWriter log = spec.commandLine().getOut();
-        log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s scope, %s metric%s%s)%n",
-                plan.tensors().size(), model.getFileName(), budget, plan.averageBits(), options.scope().name().toLowerCase(),
-                options.metric().name().toLowerCase(), calibration == null ? ", raw weights" : ", smoothed weights", weighted ? ", E[x²]-weighted" : "");
+        log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s%s%s)%n",
+                plan.tensors().size(), model.getFileName(), budget, plan.averageBits(),
+                uniform ? "uniform widths" : options.scope().name().toLowerCase() + " scope, " + options.metric().name().toLowerCase() + " metric",
+                calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(), weighted ? ", E[x²]-weighted" : "");
         printHistograms(log, plan);
         log.printf("Wrote %s%n", out);
         log.flush();
@@ -92,13 +106,32 @@ final class AllocateCommand implements Callable<Integer> {
             default -> throw new CommandLine.ParameterException(cmd, "--metric must be 'approx' or 'exact', not '" + metric + "'");
         };
         if (weighted && stats == null) throw new CommandLine.ParameterException(cmd, "--weighted needs --stats (E[x²] comes from calibration)");
-        return new BitAllocation.Options(budget, s, m, weighted);
+        if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
+        SmoothingRule rule = switch (smoothing) {
+            case "edgeflow" -> SmoothingRule.EDGEFLOW;
+            case "smoothquant" -> SmoothingRule.SMOOTHQUANT;
+            default -> throw new CommandLine.ParameterException(cmd, "--smoothing must be 'edgeflow' or 'smoothquant', not '" + smoothing + "'");
+        };
+        SmoothingChoice choice;
+        if (alpha.equals("searched")) {
+            if (rule != SmoothingRule.EDGEFLOW) throw new CommandLine.ParameterException(cmd, "--smoothing smoothquant needs a fixed --alpha (its baseline uses 0.5)");
+            choice = SmoothingChoice.searched();
+        } else {
+            float a;
+            try {
+                a = Float.parseFloat(alpha);
+            } catch (NumberFormatException e) {
+                throw new CommandLine.ParameterException(cmd, "--alpha must be 'searched' or a number in [0, 1], not '" + alpha + "'");
+            }
+            if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
+            choice = SmoothingChoice.fixed(rule, a);
+        }
+        return new BitAllocation.Options(budget, s, m, weighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
     }
 
     /** Channels at 1..8 bits and the average, summed per tensor kind (attn_q, ffn_down, output, …). */
     static void printHistograms(PrintWriter log, BitPlan plan) {
         Map<String, long[]> byKind = new LinkedHashMap<>();
-        Map<String, Double> alphas = new LinkedHashMap<>();
         for (TensorPlan t : plan.tensors()) {
             String kind = kindOf(t.name());
             long[] h = byKind.computeIfAbsent(kind, k -> new long[10]);

@@ -17,10 +17,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code jquant calibrate}: activation statistics and smoothing α per group, from the fp32 model on calibration text. */
-@Command(name = "calibrate", description = "Run the fp32 model on calibration text; record S_I, E[x²], S_O per linear layer and choose the smoothing α per group.")
+/** {@code jquant calibrate}: activation statistics and smoothing α per group and budget, from the fp32 model on calibration text. */
+@Command(name = "calibrate", description = "Run the fp32 model on calibration text; record S_I, E[x²], S_O per linear layer (and E[x·xᵀ] with --second-moments) "
+        + "and choose the smoothing α per group for every budget.")
 final class CalibrateCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "<model>", description = "llama2.c .bin, GGUF file, or Hugging Face folder / .safetensors")
@@ -41,8 +43,12 @@ final class CalibrateCommand implements Callable<Integer> {
     @Option(names = "--sample", paramLabel = "<N>", defaultValue = "512", description = "Input rows per group sampled for the α search (default: ${DEFAULT-VALUE}).")
     int sample;
 
-    @Option(names = "--reference-bits", paramLabel = "<B>", defaultValue = "5", description = "Weight width the α search quantizes at (default: ${DEFAULT-VALUE}).")
-    int referenceBits;
+    @Option(names = "--budgets", split = ",", paramLabel = "<bits,…>", defaultValue = "3,4,5,6,8",
+            description = "Bit budgets to search α for; allocate --budget must be one of them unless it fixes α (default: ${DEFAULT-VALUE}).")
+    List<Double> budgets;
+
+    @Option(names = "--second-moments", description = "Also record E[x·xᵀ] of every group's input (D×D floats each), which pack --rounding gptq needs.")
+    boolean secondMoments;
 
     @Option(names = "--seed", defaultValue = "0", description = "Seed of the row sample (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -55,7 +61,7 @@ final class CalibrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Calibrator.Options options = new Calibrator.Options(tokens, context, sample, referenceBits, seed);
+        Calibrator.Options options = new Calibrator.Options(tokens, context, sample, budgets, secondMoments, seed);
         if (!Files.isRegularFile(data)) throw new NoSuchFileException(data.toString(), null, "no such calibration text file");
         String text = Files.readString(data, StandardCharsets.UTF_8);
         CalibrationStats stats;
@@ -64,8 +70,9 @@ final class CalibrateCommand implements Callable<Integer> {
         }
         CalibrationStatsFile.write(stats, out);
         PrintWriter log = spec.commandLine().getOut();
-        log.printf("Calibrated %s on %d tokens of %s (α search: %d sampled rows per group, %d-bit weights)%n",
-                model.getFileName(), stats.tokens(), data.getFileName(), stats.sampleTokens(), stats.referenceBits());
+        log.printf("Calibrated %s on %d tokens of %s (α search: %d sampled rows per group, budgets %s%s)%n",
+                model.getFileName(), stats.tokens(), data.getFileName(), stats.sampleTokens(), CalibrationStats.budgetList(stats.budgets()),
+                stats.hasSecondMoments() ? ", E[x·xᵀ] recorded" : "");
         printAlphas(log, stats);
         log.printf("Wrote %s%n", out);
         log.flush();
@@ -89,10 +96,18 @@ final class CalibrateCommand implements Callable<Integer> {
         }
     }
 
+    /** α per group and budget, and how much of the unsmoothed error the chosen α leaves (error(α) / error(0)). */
     static void printAlphas(PrintWriter log, CalibrationStats stats) {
-        log.printf("  %-20s %6s %10s %14s %14s%n", "group", "alpha", "max |x|", "error(alpha)", "error(0)");
+        StringBuilder header = new StringBuilder(String.format("  %-20s %10s", "group", "max |x|"));
+        for (double b : stats.budgets()) header.append(String.format(" %15s", "B=" + CalibrationStats.budgetList(List.of(b)) + ":  α   left"));
+        log.println(header);
         for (GroupStats g : stats.groups()) {
-            log.printf("  %-20s %6.2f %10.4g %14.4e %14.4e%n", g.name(), g.alpha(), g.inputRange(), g.alphaError(), g.unsmoothedError());
+            StringBuilder row = new StringBuilder(String.format("  %-20s %10.4g", g.name(), g.inputRange()));
+            for (GroupStats.SearchedAlpha a : g.alphas()) {
+                row.append(String.format(" %8.3f %6.3f", a.alpha(), a.unsmoothedError() > 0 ? a.error() / a.unsmoothedError() : 1));
+            }
+            log.println(row);
         }
+        log.println("  (left: the quantized matmul's error at α over its error without smoothing, on the sampled calibration rows)");
     }
 }

@@ -87,8 +87,9 @@ final class InspectCommand implements Callable<Integer> {
             out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(CalibrationStatsReport.describe(stats)));
         } else {
             out.printf("%s  (calibration stats, %s)%n", checkpoint, CalibrationStatsFile.ARCHITECTURE);
-            out.printf("  model %s (fingerprint %s), %d tokens, α search on %d sampled rows at %d-bit weights, beta %s%n%n",
-                    stats.model(), stats.fingerprint(), stats.tokens(), stats.sampleTokens(), stats.referenceBits(), CalibrationStats.BETA);
+            out.printf("  model %s (fingerprint %s), %d tokens, α searched on %d sampled rows for budgets %s, beta %s%s%n%n",
+                    stats.model(), stats.fingerprint(), stats.tokens(), stats.sampleTokens(), CalibrationStats.budgetList(stats.budgets()),
+                    CalibrationStats.BETA, stats.hasSecondMoments() ? ", E[x·xᵀ] recorded" : "");
             CalibrateCommand.printAlphas(out, stats);
             out.println();
             out.printf("  %-24s %8s %12s%n", "output (S_O)", "channels", "max |o|");

@@ -8,6 +8,7 @@ import jquant.pack.model.ModelPacker;
 import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
+import jquant.quantize.Rounding;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -53,6 +54,11 @@ final class PackCommand implements Callable<Integer> {
                     + "and the static int8 activation scales --mode npu needs. The plan must have been allocated with the same stats.")
     Path stats;
 
+    @Option(names = "--rounding", defaultValue = "rtn", paramLabel = "rtn|gptq",
+            description = "rtn: every weight to its nearest level (default); gptq: GPTQ's error-compensated rounding on the calibration inputs' "
+                    + "E[x·xᵀ] (needs --stats from calibrate --second-moments), same widths and grids.")
+    String rounding;
+
     @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
     Path tokenizer;
 
@@ -63,27 +69,34 @@ final class PackCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (!format.equals("weightlet")) return repackTernary();
         if (plan == null) throw new ParameterException(spec.commandLine(), "--format weightlet needs --plan (make one with jquant allocate)");
+        Rounding r;
+        try {
+            r = Rounding.of(rounding);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--rounding must be 'rtn' or 'gptq', not '" + rounding + "'");
+        }
+        if (r == Rounding.GPTQ && stats == null) throw new ParameterException(spec.commandLine(), "--rounding gptq needs --stats (E[x·xᵀ] comes from calibration)");
         BitPlan bitPlan = BitPlanJson.read(plan);
         if (Files.exists(out) && (out.toAbsolutePath().equals(model.toAbsolutePath()) || out.toAbsolutePath().equals(plan.toAbsolutePath())
                 || (stats != null && out.toAbsolutePath().equals(stats.toAbsolutePath())))) {
             throw new IllegalArgumentException("--out " + out + " would overwrite an input");
         }
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
-            SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats);
+            SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats, bitPlan);
             try (Progress bar = new Progress("pack", 2 + 9 * c.config().layers(), "tensors")) {
-                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, keepSet(keep), smoothing), out, (done, total, name) -> bar.stepTo(done, total));
+                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, keepSet(keep), smoothing, r), out, (done, total, name) -> bar.stepTo(done, total));
             }
         }
-        spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits%s)%n", out, Files.size(out), bitPlan.averageBits(),
-                stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
+        spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits, %s rounding%s)%n", out, Files.size(out), bitPlan.averageBits(),
+                r.label(), stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
         spec.commandLine().getOut().flush();
         return 0;
     }
 
     /** {@code pack --format t2p} and the other ternary layouts: a lossless repack, exactly as {@code jquant repack}. */
     private int repackTernary() throws Exception {
-        if (plan != null || stats != null || !keep.equals("embedding,head") || tokenizer != null) {
-            throw new ParameterException(spec.commandLine(), "--format " + format + " repacks a ternary GGUF: --plan, --stats, --keep and --tokenizer do not apply");
+        if (plan != null || stats != null || !keep.equals("embedding,head") || tokenizer != null || !rounding.equals("rtn")) {
+            throw new ParameterException(spec.commandLine(), "--format " + format + " repacks a ternary GGUF: --plan, --stats, --keep, --rounding and --tokenizer do not apply");
         }
         return RepackCommand.repack(spec.commandLine().getOut(), model, format, out);
     }

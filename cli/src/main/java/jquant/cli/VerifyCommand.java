@@ -42,7 +42,8 @@ final class VerifyCommand implements Callable<Integer> {
         PackedModelVerifier.Report report;
         try (Checkpoint c = Checkpoints.open(source, tokenizer);
              Progress bar = new Progress("verify", 2 + 9L * c.config().layers(), "tensors")) {
-            report = PackedModelVerifier.verify(packed, c, stats == null ? null : StatsSmoothing.of(c, stats), (done, total, name) -> bar.stepTo(done, total));
+            report = PackedModelVerifier.verify(packed, c, stats == null ? null : StatsSmoothing.of(c, stats, PackedModelVerifier.recordedPlan(packed)),
+                    (done, total, name) -> bar.stepTo(done, total));
         }
         PrintWriter out = spec.commandLine().getOut();
         for (String p : report.problems()) out.println("MISMATCH " + p);

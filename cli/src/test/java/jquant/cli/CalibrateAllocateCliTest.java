@@ -34,7 +34,7 @@ class CalibrateAllocateCliTest {
         CliTest.Result r = run("calibrate", SharedFiles.model("stories260K.bin").toString(), "--data", text().toString(), "--tokens", "1024",
                 "--out", stats.toString());
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("blk.4.ffn_down", "alpha", "Wrote");
+        assertThat(r.out()).contains("blk.4.ffn_down", "B=3:  α   left", "B=8:  α   left", "Wrote");
     }
 
     @Test
@@ -68,12 +68,35 @@ class CalibrateAllocateCliTest {
     @Test
     void modelScopeWeightedExactRuns() throws IOException {
         Path out = dir.resolve("model.json");
+        // 4.5 bits was not among the budgets calibrate searched α for: refused, unless α is fixed.
+        CliTest.Result notSearched = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
+                "--out", out.toString());
+        assertThat(notSearched.code()).isEqualTo(1);
+        assertThat(notSearched.err()).contains("searched α for budgets 3, 4, 5, 6, 8, not for 4.5");
         CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
-                "--scope", "model", "--metric", "exact", "--weighted", "--out", out.toString());
+                "--alpha", "0.5", "--scope", "model", "--metric", "exact", "--weighted", "--out", out.toString());
         assertThat(r.code()).as(r.err()).isZero();
         BitPlan plan = BitPlanJson.read(out);
         assertThat(plan.averageBits()).isLessThanOrEqualTo(4.5).isGreaterThan(4.49);
         assertThat(plan.tensors().stream().mapToDouble(TensorPlan::averageBits).distinct().count()).isGreaterThan(1);
+        assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.alpha()).isEqualTo(0.5));
+    }
+
+    @Test
+    void baselinesUniformWidthsAndSmoothQuant() throws IOException {
+        Path out = dir.resolve("sq.json");
+        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4", "--stats", stats.toString(),
+                "--uniform", "--smoothing", "smoothquant", "--alpha", "0.5", "--out", out.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("uniform widths", "smoothquant α 0.5");
+        BitPlan plan = BitPlanJson.read(out);
+        assertThat(plan.smoothing()).isEqualTo(jquant.quantize.SmoothingRule.SMOOTHQUANT);
+        assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.histogram()[3]).isEqualTo(t.rows()));
+        String model = SharedFiles.model("stories260K.bin").toString();
+        assertThat(run("allocate", model, "--budget", "4.5", "--uniform", "--out", out.toString()).err()).contains("whole number of bits");
+        CliTest.Result noAlpha = run("allocate", model, "--budget", "4", "--stats", stats.toString(), "--smoothing", "smoothquant", "--out", out.toString());
+        assertThat(noAlpha.code()).isEqualTo(2);
+        assertThat(noAlpha.err()).contains("needs a fixed --alpha");
     }
 
     @Test

@@ -89,4 +89,37 @@ class PackVerifyCommandTest {
         assertThat(load.code()).isEqualTo(1);
         assertThat(load.err()).contains("checksum mismatch in layer layer.3");
     }
+
+    /** GPTQ rounding: needs E[x·xᵀ] from calibrate --second-moments, keeps the plan's widths, and verify recomputes it byte for byte. */
+    @Test
+    void gptqRoundingPacksAndVerifies(@TempDir Path dir) throws Exception {
+        Path model = SharedFiles.model("stories260K.bin");
+        Path text = dir.resolve("calib.txt"), stats = dir.resolve("stats.gguf"), plain = dir.resolve("plain.gguf"), plan = dir.resolve("plan.json");
+        Files.writeString(text, sample().substring(0, 3000));
+        assertThat(CliTest.run("calibrate", model.toString(), "--data", text.toString(), "--tokens", "512", "--budgets", "4", "--out", plain.toString()).code()).isZero();
+        CliTest.Result calibrate = CliTest.run("calibrate", model.toString(), "--data", text.toString(), "--tokens", "512", "--budgets", "4",
+                "--second-moments", "--out", stats.toString());
+        assertThat(calibrate.code()).as(calibrate.err()).isZero();
+        assertThat(calibrate.out()).contains("E[x·xᵀ] recorded");
+        assertThat(CliTest.run("allocate", model.toString(), "--budget", "4", "--stats", stats.toString(), "--out", plan.toString()).code()).isZero();
+
+        Path jqw = dir.resolve("gptq.jqw");
+        CliTest.Result noMoments = CliTest.run("allocate", model.toString(), "--budget", "4", "--stats", plain.toString(), "--out", dir.resolve("p2.json").toString());
+        assertThat(noMoments.code()).isZero();
+        CliTest.Result refused = CliTest.run("pack", model.toString(), "--plan", dir.resolve("p2.json").toString(), "--stats", plain.toString(),
+                "--rounding", "gptq", "--out", jqw.toString());
+        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.err()).contains("--second-moments");
+        assertThat(CliTest.run("pack", model.toString(), "--plan", plan.toString(), "--rounding", "gptq", "--out", jqw.toString()).code()).isEqualTo(2);
+        assertThat(jqw).doesNotExist();
+
+        CliTest.Result pack = CliTest.run("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--rounding", "gptq", "--out", jqw.toString());
+        assertThat(pack.code()).as(pack.err()).isZero();
+        assertThat(pack.out()).contains("gptq rounding");
+        CliTest.Result verify = CliTest.run("verify", jqw.toString(), "--source", model.toString(), "--stats", stats.toString());
+        assertThat(verify.code()).as(verify.err()).isZero();
+        assertThat(verify.out()).contains("all bytes and checksums match");
+        JsonNode report = new ObjectMapper().readTree(CliTest.run("inspect", jqw.toString(), "--json").out());
+        assertThat(report.at("/quantization/rounding").asText()).isEqualTo("gptq");
+    }
 }

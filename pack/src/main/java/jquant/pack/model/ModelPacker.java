@@ -12,6 +12,10 @@ import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwWriter;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
+import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.Rounding;
+import jquant.quantize.SymmetricChannelQuantizer;
+import jquant.quantize.SymmetricChannelQuantizer.QuantizedMatrix;
 import jquant.quantize.TensorPlan;
 
 import java.io.IOException;
@@ -40,6 +44,11 @@ import java.util.Set;
  * place of every packed linear layer, with S_O'^β folded into its channel scales and its static input
  * and output scales and α in its attrs; folded norm gains; α per group and the stats' SHA-256 in the
  * metadata. The plan must have been allocated on the same smoothed weights (its α must match).
+ *
+ * <p>{@link Options#rounding}: every packed linear layer is rounded to nearest ({@link Rounding#RTN}), or
+ * with GPTQ's error compensation on its smoothed input's statistics ({@link Rounding#GPTQ}, which needs
+ * the smoothing and E[x·xᵀ]); the same widths and grids either way. The embedding is a lookup, not a
+ * matmul, so it is always rounded to nearest. The rounding is recorded in the metadata.
  */
 public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
@@ -48,6 +57,8 @@ public final class ModelPacker {
     public static final String QUANTIZATION = "quantization";
     /** Keys of {@code quantization.smoothing}: which model and which calibration stats file were applied. */
     public static final String SMOOTHING = "smoothing", MODEL_FINGERPRINT = "modelFingerprint", STATS_SHA256 = "statsSha256";
+    /** Key of {@code quantization}: {@code rtn} or {@code gptq} (absent in files from before GPTQ: rtn). */
+    public static final String ROUNDING = "rounding";
 
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
@@ -62,10 +73,18 @@ public final class ModelPacker {
      * @param smoothing the source after calibration's smoothing, or null to pack the raw weights (the
      *                  file then has no static activation scales and cannot run in the NPU mode)
      */
-    public record Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing) {
+    public record Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing, Rounding rounding) {
         public Options {
             keep = keep.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(keep));
             if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept as float32, not " + keep);
+            if (rounding == Rounding.GPTQ && smoothing == null) {
+                throw new IllegalArgumentException("GPTQ rounding needs calibration stats (E[x·xᵀ] of every layer's input): pack with --stats");
+            }
+        }
+
+        /** Rounded to nearest. */
+        public Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing) {
+            this(plan, keep, smoothing, Rounding.RTN);
         }
 
         /**
@@ -166,7 +185,10 @@ public final class ModelPacker {
                     + e.name() + " is " + t.rows() + "×" + t.cols());
         }
         float[] outputFactor = smoothed ? options.smoothing().outputFactor(e.kind(), e.layer()) : null;
-        return TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), p.bits(), outputFactor);
+        QuantizedMatrix q = options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING
+                ? ErrorCompensatedRounding.quantize(t.toFloats(), t.rows(), t.cols(), p.bits(), options.smoothing().hessian(e.kind(), e.layer()))
+                : SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), p.bits());
+        return TensorEncoding.weightlet(q, outputFactor);
     }
 
     static boolean isFloat(TensorKind kind, Options options) {
@@ -238,6 +260,10 @@ public final class ModelPacker {
                 throw new IllegalArgumentException("the plan was allocated on the raw weights (" + p.name() + " has no α) but the pack "
                         + "applies calibration stats: allocate the plan with the same --stats, or pack without --stats");
             }
+            if (options.plan().smoothing() != options.smoothing().rule()) {
+                throw new IllegalArgumentException("the plan was allocated with " + options.plan().smoothing().label() + "'s smoothing but is packed with "
+                        + options.smoothing().rule().label() + "'s");
+            }
             if (p.alpha() != alpha) {
                 throw new IllegalArgumentException("the plan's " + p.name() + " was allocated with α " + p.alpha() + " but these calibration "
                         + "stats choose α " + alpha + ": the plan was allocated with other stats");
@@ -256,6 +282,7 @@ public final class ModelPacker {
         ArrayNode keep = q.putArray("keep");
         for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
         q.put("activationScales", options.smoothing() != null);
+        q.put(ROUNDING, options.rounding().label());
         if (options.smoothing() == null) {
             q.putNull(SMOOTHING);
         } else {
@@ -264,6 +291,7 @@ public final class ModelPacker {
             sm.put(MODEL_FINGERPRINT, s.modelFingerprint());
             sm.put(STATS_SHA256, s.statsSha256());
             sm.put("head", options.smoothsHead());
+            sm.put("rule", s.rule().label());
             ObjectNode alphas = sm.putObject("alpha");
             s.groupAlphas().forEach((group, alpha) -> alphas.put(group, (double) alpha));
         }

@@ -13,6 +13,7 @@ import jquant.formats.jqw.JqwTensor;
 import jquant.pack.PackedTensor;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
+import jquant.quantize.Rounding;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -104,7 +105,30 @@ public final class PackedModelVerifier {
             keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
                     .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
         }
-        return new ModelPacker.Options(plan, keep, checkedSmoothing(file, smoothing));
+        JsonNode rounding = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.ROUNDING);
+        Rounding r;
+        try {
+            r = rounding.isMissingNode() ? Rounding.RTN : Rounding.of(rounding.asText());
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(file.path(), e.getMessage());
+        }
+        return new ModelPacker.Options(plan, keep, checkedSmoothing(file, smoothing), r);
+    }
+
+    /**
+     * The bit plan a packed file records: what {@code verify} smooths the source with (the plan's rule
+     * and α) before it recomputes the bytes.
+     */
+    public static BitPlan recordedPlan(Path packed) throws IOException {
+        try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
+            JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
+            if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
+            try {
+                return BitPlanJson.fromBytes(new ObjectMapper().writeValueAsBytes(planNode));
+            } catch (IllegalArgumentException e) {
+                throw new CheckpointException(file.path(), "its bit plan is not valid: " + e.getMessage());
+            }
+        }
     }
 
     /** {@code smoothing} if it is what the file records (its stats' SHA-256), or null if the file records none. */

@@ -2,6 +2,8 @@ package jquant.pack.model;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
+import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.SmoothingRule;
 
 import java.util.SequencedMap;
 
@@ -16,6 +18,7 @@ import java.util.SequencedMap;
  *   norms()          norm / f                                       stored in place of the original gain
  *   inputScale()     max |x / f| / 127                              static int8 input scale (attr)
  *   outputScale()    max |o / S_O'^β| / 127                         static int8 output scale (attr)
+ *   hessian()        E[(x/f)·(x/f)ᵀ] and its GPTQ factor            for {@code --rounding gptq}
  * </pre>
  */
 public interface SmoothedSource {
@@ -43,4 +46,15 @@ public interface SmoothedSource {
 
     /** SHA-256 (hex) of the calibration stats file's bytes: which stats were applied. */
     String statsSha256();
+
+    /** The rule that made the smoothing factors from the stats and α. */
+    SmoothingRule rule();
+
+    /**
+     * What GPTQ rounds a linear layer's W' with: E[x'·x'ᵀ] of its smoothed input x' = x/f and the factor
+     * of its damped inverse.
+     *
+     * @throws IllegalArgumentException if the stats hold no E[x·xᵀ]
+     */
+    ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer);
 }

@@ -69,10 +69,16 @@ public final class TensorEncoding {
      * unchanged if {@code outputFactor} is null.
      */
     public static Parts weightlet(float[] w, int rows, int cols, byte[] bits, float[] outputFactor) {
+        return weightlet(SymmetricChannelQuantizer.quantize(w, rows, cols, bits), outputFactor);
+    }
+
+    /** Packs an already quantized matrix (any rounding), channel r's scale multiplied by {@code outputFactor[r]} unless it is null. */
+    public static Parts weightlet(QuantizedMatrix q, float[] outputFactor) {
+        int rows = q.rows(), cols = q.cols();
+        byte[] bits = q.bits();
         if (outputFactor != null && outputFactor.length != rows) {
             throw new IllegalArgumentException(rows + " channels but " + outputFactor.length + " output factors");
         }
-        QuantizedMatrix q = SymmetricChannelQuantizer.quantize(w, rows, cols, bits);
         byte[] values = q.values();
         byte[] fields = new byte[values.length];
         int[] widths = new int[rows];

@@ -2,6 +2,8 @@ package jquant.pack.model;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
+import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.SmoothingRule;
 
 import java.util.LinkedHashMap;
 import java.util.SequencedMap;
@@ -49,4 +51,16 @@ public record FakeSmoothing(Checkpoint smoothed, RowFactor rowFactor, LayerScale
 
     @Override
     public SequencedMap<String, Float> groupAlphas() { return new LinkedHashMap<>(groupAlphas); }
+
+    @Override
+    public SmoothingRule rule() { return SmoothingRule.EDGEFLOW; }
+
+    /** Uncorrelated inputs of unit power (E[x·xᵀ] = I), under which GPTQ rounds exactly as round-to-nearest. */
+    @Override
+    public ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer) {
+        int n = smoothed.tensor(kind, layer).cols();
+        float[] identity = new float[n * n];
+        for (int i = 0; i < n; i++) identity[i * n + i] = 1;
+        return ErrorCompensatedRounding.Hessian.of(identity, n);
+    }
 }
