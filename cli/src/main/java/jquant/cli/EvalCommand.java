@@ -33,8 +33,11 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary).")
     Path base;
 
-    @Option(names = "--json", paramLabel = "<file>", description = "Also write the results as JSON to this file.")
+    @Option(names = "--json", paramLabel = "<file>", description = "Also write the results as JSON to this file, per-token figures included.")
     Path json;
+
+    @Option(names = "--series", defaultValue = "", paramLabel = "<name>", description = "The series 'jquant report' draws this result in (e.g. the method), with its run mode.")
+    String series;
 
     @Mixin
     ModelOptions options = new ModelOptions();
@@ -50,7 +53,7 @@ final class EvalCommand implements Callable<Integer> {
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {
-            result = Evaluation.run(new Evaluation.Request(model, data, ctx, base, options.tokenizer, options.mode.mode, options.kernels),
+            result = Evaluation.run(new Evaluation.Request(model, data, ctx, base, options.tokenizer, options.mode.mode, options.kernels, series),
                     new Evaluation.Listener() {
                         @Override public void started(long windows) { bar[0] = new Progress("eval", windows, "windows"); }
                         @Override public void scored(long windows) { bar[0].stepTo(windows); }

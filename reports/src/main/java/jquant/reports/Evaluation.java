@@ -1,6 +1,10 @@
 package jquant.reports;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import jquant.formats.CheckpointException;
+import jquant.formats.ModelConfig;
+import jquant.formats.jqw.JqwFile;
+import jquant.pack.model.ModelPacker;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
@@ -13,6 +17,10 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
 
 /**
  * {@code jquant eval} as a library call: perplexity on a text by llama.cpp's {@code llama-perplexity}
@@ -34,7 +42,12 @@ public final class Evaluation {
      * @param mode      how a packed model's weights run
      * @param kernels   how a checkpoint's linear layers multiply
      */
-    public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) {}
+    public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series) {
+        /** Without a series name. */
+        public Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) {
+            this(model, data, ctx, base, tokenizer, mode, kernels, "");
+        }
+    }
 
     /** Told once the models are loaded and the text tokenized, then after each window; both do nothing unless overridden. */
     public interface Listener {
@@ -46,28 +59,94 @@ public final class Evaluation {
     /** Evaluates {@code request}; loading and tokenizing count towards its seconds. */
     public static EvalResult run(Request request, Listener listener) throws IOException {
         String text = readText(request.data());
+        String dataSha256 = sha256(Files.readAllBytes(request.data()));
         long start = System.nanoTime();
         Perplexity ppl = new Perplexity(request.ctx());
         Path model = request.model(), base = request.base();
-        String mode = LoadedModel.isPacked(model) ? request.mode().name().toLowerCase().replace('_', '-') : "";
+        boolean packed = LoadedModel.isPacked(model);
+        String mode = packed ? request.mode().name().toLowerCase().replace('_', '-') : "";
+        EvalResult.Quantization quantization = packed ? quantization(model) : null;
         long fileBytes = bytesOnDisk(model);
         try (LoadedModel m = LoadedModel.open(model, request.tokenizer(), request.mode(), request.kernels())) {
             int[] tokens = m.tokenizer().encode(text);
             int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
+            TokenRecorder recorder = new TokenRecorder(base != null);
             if (base == null) {
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
-                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done));
-                return new EvalResult(model.toString(), request.data().toString(), request.ctx(), mode, fileBytes, r, null, null, null, seconds(start));
+                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
+                return new EvalResult(model.toString(), request.data().toString(), dataSha256, request.ctx(), mode, request.series(), fileBytes,
+                        weights(m.model().config()), quantization, r, null, null, null, seconds(start), recorder.figures(r.scored()));
             }
             try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), request.mode(), request.kernels())) {
                 if (!b.vocabulary().pieces().equals(m.vocabulary().pieces())) {
                     throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
                 }
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
-                Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done));
-                return new EvalResult(model.toString(), request.data().toString(), request.ctx(), mode, fileBytes, c.model(), base.toString(),
-                        c.base(), new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start));
+                Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
+                return new EvalResult(model.toString(), request.data().toString(), dataSha256, request.ctx(), mode, request.series(), fileBytes,
+                        weights(b.model().config()), quantization, c.model(), base.toString(), c.base(),
+                        new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start), recorder.figures(c.model().scored()));
             }
+        }
+    }
+
+    /** Collects the per-token figures as the evaluation tells them. */
+    private static final class TokenRecorder implements Perplexity.TokenScores {
+        private final boolean withBase;
+        private float[] nll = new float[1024], baseNll, kl;
+
+        TokenRecorder(boolean withBase) {
+            this.withBase = withBase;
+            if (withBase) {
+                baseNll = new float[nll.length];
+                kl = new float[nll.length];
+            }
+        }
+
+        @Override
+        public void scored(int index, double tokenNll, double tokenBaseNll, double tokenKl) {
+            if (index >= nll.length) {
+                nll = Arrays.copyOf(nll, 2 * nll.length);
+                if (withBase) {
+                    baseNll = Arrays.copyOf(baseNll, nll.length);
+                    kl = Arrays.copyOf(kl, nll.length);
+                }
+            }
+            nll[index] = (float) tokenNll;
+            if (withBase) {
+                baseNll[index] = (float) tokenBaseNll;
+                kl[index] = (float) tokenKl;
+            }
+        }
+
+        EvalResult.TokenFigures figures(int scored) {
+            return new EvalResult.TokenFigures(Arrays.copyOf(nll, scored), withBase ? Arrays.copyOf(baseNll, scored) : null,
+                    withBase ? Arrays.copyOf(kl, scored) : null);
+        }
+    }
+
+    /** Weights of a Llama model: embedding, every block's norms and matrices, the final norm, and the classifier unless it is the embedding. */
+    static long weights(ModelConfig c) {
+        long dim = c.dim();
+        long block = 2 * dim + dim * dim * 2 + 2 * dim * c.kvDim() + 3 * dim * c.hiddenDim();
+        return (long) c.vocabSize() * dim * (c.tiedEmbeddings() ? 1 : 2) + c.layers() * block + dim;
+    }
+
+    /** What a packed file's metadata says of its quantization. */
+    private static EvalResult.Quantization quantization(Path packed) throws IOException {
+        try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
+            JsonNode q = file.metadata().path(ModelPacker.QUANTIZATION);
+            JsonNode smoothing = q.path(ModelPacker.SMOOTHING);
+            return new EvalResult.Quantization(q.path("budget").asDouble(Double.NaN), q.path("averageBits").asDouble(Double.NaN),
+                    q.path(ModelPacker.ROUNDING).asText("rtn"), smoothing.isObject() ? smoothing.path("rule").asText("edgeflow") : "");
+        }
+    }
+
+    static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
         }
     }
 

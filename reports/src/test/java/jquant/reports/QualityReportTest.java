@@ -3,12 +3,14 @@ package jquant.reports;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.CheckpointException;
+import jquant.runtime.Perplexity;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -16,54 +18,129 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class QualityReportTest {
 
     private static Path evalJson(Path dir, String name, String mode, long bytes, double ppl, Double kl) throws Exception {
-        String divergence = kl == null ? "" : ", \"baseResult\": {\"perplexity\": 4.12}, \"divergence\": {\"meanKl\": " + kl
+        String divergence = kl == null ? "" : ", \"base\": \"/m/base.bin\", \"baseResult\": {\"perplexity\": 4.12, \"meanNll\": 1.41}, \"divergence\": {\"meanKl\": " + kl
                 + ", \"klP99\": " + (kl * 5) + ", \"top1Agreement\": " + (1 - kl) + "}";
-        String json = "{\"model\": \"/m/" + name + "\", " + (mode == null ? "" : "\"mode\": \"" + mode + "\", ")
-                + "\"fileBytes\": " + bytes + ", \"result\": {\"perplexity\": " + ppl + ", \"stderr\": 0.03, \"scored\": 72263}"
+        String json = "{\"model\": \"/m/" + name + "\", \"data\": \"/d/text.txt\", \"ctx\": 256, " + (mode == null ? "" : "\"mode\": \"" + mode + "\", ")
+                + "\"fileBytes\": " + bytes + ", \"result\": {\"perplexity\": " + ppl + ", \"stderr\": 0.03, \"tokens\": 74000, \"scored\": 72263}"
                 + divergence + ", \"seconds\": 2.5}";
         return Files.writeString(dir.resolve(name + "-" + mode + ".json"), json);
+    }
+
+    /** Per-token figures of a model whose NLL is the base's plus {@code shift} plus noise; the same tokens for every call. */
+    private static EvalResult evaluated(String series, String mode, double budget, long bytes, double shift, long seed) {
+        int n = 2000;
+        SplittableRandom tokens = new SplittableRandom(1), noise = new SplittableRandom(seed);
+        float[] base = new float[n], nll = new float[n], kl = new float[n];
+        double sum = 0, baseSum = 0, klSum = 0;
+        for (int t = 0; t < n; t++) {
+            base[t] = (float) (0.5 + 3 * tokens.nextDouble());
+            nll[t] = (float) (base[t] + shift + 0.05 * noise.nextGaussian());
+            kl[t] = (float) Math.abs(shift + 0.01 * noise.nextGaussian());
+            sum += nll[t];
+            baseSum += base[t];
+            klSum += kl[t];
+        }
+        return new EvalResult("/m/" + series + "-" + budget + ".jqw", "/d/text.txt", "cafe", 256, mode, series, bytes, 5_000_000,
+                new EvalResult.Quantization(budget, budget, "rtn", "edgeflow"), new Perplexity.Result(Math.exp(sum / n), 0.03, sum / n, 40000, 150, n),
+                "/m/base.bin", new Perplexity.Result(Math.exp(baseSum / n), 0.03, baseSum / n, 40000, 150, n),
+                new EvalResult.Divergence(klSum / n, 0.1, 0.2, 0.9), 1, new EvalResult.TokenFigures(nll, base, kl));
     }
 
     @Test
     void writesMarkdownHtmlWithChartsAndJson(@TempDir Path dir) throws Exception {
         List<EvalResult> records = List.of(
-                EvalResult.read(evalJson(dir, "q4.jqw", "weight-only", 400_000, 4.75, 0.13)),
-                EvalResult.read(evalJson(dir, "q4.jqw", "npu", 400_000, 4.82, 0.15)),
-                EvalResult.read(evalJson(dir, "q8.jqw", "weight-only", 600_000, 4.121, 0.0004)),
-                EvalResult.read(evalJson(dir, "f32.gguf", null, 1_185_376, 4.1202, null)));
+                evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
+                evaluated("uniform", "npu", 5, 3_200_000, 0.01, 4), evaluated("edgeflow", "npu", 5, 3_210_000, 0.0102, 5),
+                evaluated("edgeflow", "weight-only", 5, 3_210_000, 0.004, 6));
         Path out = dir.resolve("report");
         new QualityReport("test report", records).write(out);
 
         String md = Files.readString(out.resolve("report.md"));
-        assertThat(md).startsWith("# test report").contains("| q4.jqw | npu | 400,000 | 4.8200 |").contains("| f32.gguf | checkpoint | 1,185,376 | 4.1202 |");
+        assertThat(md).startsWith("# test report").contains("Base model base.bin: perplexity", "Text text.txt (SHA-256 cafe…), ctx 256: 40,000 tokens, 150 windows, 2,000 scored")
+                .contains("| edgeflow · npu | 4 | 2,610,000 | 4.176 |");
+        // Paired: at 4 bits EdgeFlow is really better than uniform; at 5 bits the two differ by 0.0002 nats, inside the noise.
+        assertThat(md).contains("| uniform · npu B=4 | edgeflow · npu B=4 | +0.03").contains("edgeflow · npu B=4 better")
+                .contains("| uniform · npu B=5 | edgeflow · npu B=5 |").contains("no real difference");
         String html = Files.readString(out.resolve("report.html"));
-        assertThat(html).contains("<table>", "Perplexity vs size", "Mean KL divergence");
+        assertThat(html).contains("<table>", "Perplexity vs size", "Pareto: mean KL divergence", "Top-1 agreement", "Paired comparisons");
         assertThat(html.split("<img ", -1)).hasSize(4);  // three charts, as inline PNGs
         assertThat(html).contains("src=\"data:image/png;base64,iVBORw0KGgo");
         JsonNode json = new ObjectMapper().readTree(out.resolve("report.json").toFile());
-        assertThat(json.at("/evaluations").size()).isEqualTo(4);
-        assertThat(json.at("/evaluations/1/meanKl").asDouble()).isEqualTo(0.15);
-        assertThat(json.at("/evaluations/3/meanKl").isNull()).isTrue();  // no base: null, not NaN
+        assertThat(json.at("/evaluations").size()).isEqualTo(5);
+        assertThat(json.at("/base/model").asText()).isEqualTo("/m/base.bin");
+        assertThat(json.at("/text/scored").asInt()).isEqualTo(2000);
+        assertThat(json.at("/series").size()).isEqualTo(3);
+        assertThat(json.at("/evaluations/1/bitsPerWeight").asDouble()).isEqualTo(8 * 2_610_000 / 5e6);
+        assertThat(json.at("/evaluations/1/nllVsBase/low").asDouble()).isGreaterThan(0.015);
+        assertThat(json.at("/evaluations/1/klStderr").asDouble()).isBetween(1e-4, 1e-3);
+        assertThat(json.at("/pairedComparisons").size()).isEqualTo(2);  // one pair per (mode, budget) with two series
+        assertThat(json.at("/pairedComparisons/0/verdict").asText()).isEqualTo("edgeflow · npu B=4 better");
+    }
+
+    /** One colour per series in every chart, rounded tick labels, error bars from the evaluations' ±. */
+    @Test
+    void chartsKeepSeriesColoursRoundTicksAndErrorBars() {
+        QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
+                evaluated("edgeflow", "npu", 6, 3_900_000, 0.002, 7)));
+        var ppl = r.chart("p", "perplexity", EvalResult::perplexity, EvalResult::stderr, false);
+        var kl = r.paretoChart();
+        for (String s : List.of("uniform · npu", "edgeflow · npu")) {
+            assertThat(kl.getSeriesMap().get(s).getLineColor()).isEqualTo(ppl.getSeriesMap().get(s).getLineColor());
+        }
+        assertThat(ppl.getSeriesMap().get("uniform · npu").getLineColor()).isNotEqualTo(ppl.getSeriesMap().get("edgeflow · npu").getLineColor());
+        assertThat(ppl.getSeriesMap().get("edgeflow · npu").getExtraValues()).containsExactly(0.03, 0.03);
+        assertThat(ppl.getSeriesMap()).containsKey("base (base.bin)");
+        assertThat(kl.getSeriesMap()).containsKey("Pareto front");
+        assertThat(ppl.getStyler().getXAxisDecimalPattern()).isEqualTo("0.0");
+        assertThat(QualityReport.pattern(0.0010, 0.0037)).isEqualTo("0.0000");
+        assertThat(QualityReport.pattern(5.9, 9.2)).isEqualTo("0.0");
     }
 
     @Test
-    void chartHasOneSeriesPerModeSortedBySize(@TempDir Path dir) throws Exception {
+    void oldFilesWithoutTheNewFieldsStillMakeAReport(@TempDir Path dir) throws Exception {
         QualityReport r = new QualityReport("t", List.of(
                 EvalResult.read(evalJson(dir, "b.jqw", "npu", 900, 5.0, 0.2)),
                 EvalResult.read(evalJson(dir, "a.jqw", "npu", 300, 7.0, 0.6)),
                 EvalResult.read(evalJson(dir, "a.jqw", "weight-only", 300, 6.0, 0.5))));
-        var chart = r.chart("t", "ppl", EvalResult::perplexity);
+        var chart = r.chart("t", "ppl", EvalResult::perplexity, EvalResult::stderr, false);
         assertThat(chart.getSeriesMap()).containsOnlyKeys("npu", "weight-only");
         assertThat(chart.getSeriesMap().get("npu").getXData()).containsExactly(300e-6, 900e-6);
         assertThat(chart.getSeriesMap().get("npu").getYData()).containsExactly(7.0, 5.0);
+        assertThat(r.pairedComparisons()).isEmpty();
+        assertThat(r.markdown()).contains("| npu |  | 900 |");
     }
 
+    /** Runs on another text, ctx or base model are refused, naming the two that differ. */
     @Test
-    void refusesFilesThatAreNotEvalResults(@TempDir Path dir) throws Exception {
+    void refusesEvaluationsOfDifferentTextsCtxOrBase(@TempDir Path dir) throws Exception {
+        EvalResult a = evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2);
+        EvalResult otherText = new EvalResult(a.model(), "/d/wiki.txt", "beef", a.ctx(), a.mode(), "edgeflow", a.fileBytes(), a.parameters(), a.quantization(),
+                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.perToken());
+        assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherText))).hasMessageContaining("differ in their texts (text.txt and wiki.txt, by SHA-256)");
+        EvalResult otherCtx = new EvalResult(a.model(), a.data(), a.dataSha256(), 128, a.mode(), "x", a.fileBytes(), a.parameters(), a.quantization(),
+                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.perToken());
+        assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherCtx))).hasMessageContaining("ctx (256 and 128)");
+        EvalResult otherBase = new EvalResult(a.model(), a.data(), a.dataSha256(), a.ctx(), a.mode(), "x", a.fileBytes(), a.parameters(), a.quantization(),
+                a.result(), "/m/other.bin", new Perplexity.Result(9, 0.1, 2.2, 40000, 150, 2000), a.divergence(), 1, a.perToken());
+        assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherBase))).hasMessageContaining("base models (base.bin and other.bin)");
+
         Path notJson = Files.writeString(dir.resolve("x.json"), "perplexity: 4");
         assertThatThrownBy(() -> EvalResult.read(notJson)).isInstanceOf(CheckpointException.class).hasMessageContaining("x.json");
         Path otherJson = Files.writeString(dir.resolve("y.json"), "{\"plan\": 1}");
         assertThatThrownBy(() -> EvalResult.read(otherJson)).hasMessageContaining("not a 'jquant eval --json' result");
         assertThatThrownBy(() -> new QualityReport("t", List.of())).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** The t interval of a paired difference: Commons Math's 97.5% quantile times the standard error of the mean difference. */
+    @Test
+    void pairedDifferenceIsTheTInterval() {
+        float[] a = {1, 2, 3, 4}, b = {0.5f, 2, 2.5f, 3};  // d = 0.5, 0, 0.5, 1: mean 0.5, sd √(1/6)
+        PairedDifference d = PairedDifference.of("a", a, "b", b);
+        double half = 3.182446305284263 * Math.sqrt(1.0 / 6) / 2;  // t_{0.975, 3}
+        assertThat(d.mean()).isEqualTo(0.5);
+        assertThat(d.low()).isCloseTo(0.5 - half, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(d.high()).isCloseTo(0.5 + half, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(d.real()).isFalse();
+        assertThat(d.verdict()).isEqualTo("no real difference");
     }
 }

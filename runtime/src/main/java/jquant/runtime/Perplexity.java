@@ -32,6 +32,16 @@ public final class Perplexity {
     }
 
     /**
+     * Told the figures of every scored position, in scoring order (index 0 … scored − 1), for statistics
+     * over tokens that the summaries leave out (a paired comparison of two models on the same tokens).
+     */
+    @FunctionalInterface
+    public interface TokenScores {
+        /** {@code baseNll} and {@code kl} are NaN without a base model. */
+        void scored(int index, double nll, double baseNll, double kl);
+    }
+
+    /**
      * @param perplexity exp(mean negative log-likelihood)
      * @param stderr     standard error of the perplexity
      * @param meanNll    mean negative log-likelihood, nats per token
@@ -66,7 +76,12 @@ public final class Perplexity {
 
     /** Perplexity of {@code model} on {@code tokens}; each window starts with {@code bos} (-1: left as is). */
     public Result evaluate(LlamaModel model, int[] tokens, int bos, Progress progress) {
-        return run(model, null, tokens, bos, progress).model;
+        return evaluate(model, tokens, bos, progress, null);
+    }
+
+    /** As {@link #evaluate(LlamaModel, int[], int, Progress)}, each scored position also told to {@code scores} (may be null). */
+    public Result evaluate(LlamaModel model, int[] tokens, int bos, Progress progress, TokenScores scores) {
+        return run(model, null, tokens, bos, progress, scores).model;
     }
 
     /** Perplexities of both models on {@code text} and the divergence of {@code model} from {@code base}. */
@@ -76,11 +91,16 @@ public final class Perplexity {
 
     /** Perplexities of both models on {@code tokens} and the divergence of {@code model} from {@code base}. */
     public Comparison compare(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress) {
+        return compare(model, base, tokens, bos, progress, null);
+    }
+
+    /** As {@link #compare(LlamaModel, LlamaModel, int[], int, Progress)}, each scored position also told to {@code scores} (may be null). */
+    public Comparison compare(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress, TokenScores scores) {
         if (model.config().vocabSize() != base.config().vocabSize()) {
             throw new IllegalArgumentException("the models have different vocabularies: " + model.config().vocabSize()
                     + " vs " + base.config().vocabSize() + " tokens");
         }
-        Scores s = run(model, base, tokens, bos, progress);
+        Scores s = run(model, base, tokens, bos, progress, scores);
         Arrays.sort(s.kl);
         int count = s.kl.length;
         return new Comparison(s.model, s.base, s.klSum / count, percentile(s.kl, 0.99), s.kl[count - 1], (double) s.sameTop / count);
@@ -118,7 +138,7 @@ public final class Perplexity {
     /** What one pass over the windows gathered; the divergence fields only with a base model. */
     private record Scores(Result model, Result base, float[] kl, double klSum, int sameTop) {}
 
-    private Scores run(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress) {
+    private Scores run(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress, TokenScores scores) {
         if (tokens.length == 0) throw new IllegalArgumentException("the text to evaluate is empty");
         checkContext(model, "model");
         if (base != null) checkContext(base, "base model");
@@ -149,11 +169,13 @@ public final class Perplexity {
                 int target = window[first + j + 1];
                 int off = j * vocab;
                 double lse = logSumExp(logits, off, vocab, start + first + j);
-                nll.add(lse - logits[off + target]);
+                double tokenNll = lse - logits[off + target], tokenBaseNll = Double.NaN, d = Double.NaN;
+                nll.add(tokenNll);
                 if (base != null) {
                     double baseLse = logSumExp(baseLogits, off, vocab, start + first + j);
-                    baseNll.add(baseLse - baseLogits[off + target]);
-                    double d = 0;
+                    tokenBaseNll = baseLse - baseLogits[off + target];
+                    baseNll.add(tokenBaseNll);
+                    d = 0;
                     for (int t = 0; t < vocab; t++) {
                         double logBase = baseLogits[off + t] - baseLse;
                         d += Math.exp(logBase) * (logBase - (logits[off + t] - lse));
@@ -162,6 +184,7 @@ public final class Perplexity {
                     klSum += d;
                     if (argmax(logits, off, vocab) == argmax(baseLogits, off, vocab)) sameTop++;
                 }
+                if (scores != null) scores.scored(scored, tokenNll, tokenBaseNll, d);
                 scored++;
             }
             if (progress != null) progress.update(w + 1, windows, Math.exp(nll.sum / scored));

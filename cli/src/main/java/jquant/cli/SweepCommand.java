@@ -1,0 +1,123 @@
+package jquant.cli;
+
+import jquant.calibration.Calibrator;
+import jquant.calibration.QuantizationMethod;
+import jquant.reports.EvalResult;
+import jquant.reports.QualityReport;
+import jquant.reports.Sweep;
+import jquant.runtime.PackedModelLoader;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code jquant sweep}: every method at every budget in both run modes, calibrated once, resumable, ending with the report ({@link Sweep}). */
+@Command(name = "sweep", description = "Calibrate once, then allocate, pack, verify and evaluate every method at every budget in each run mode; "
+        + "resumable (done cells are skipped); ends with the report.")
+final class SweepCommand implements Callable<Integer> {
+
+    @Parameters(paramLabel = "<model>", description = "The model to quantize and compare with (llama2.c .bin, GGUF, HF folder).")
+    Path model;
+
+    @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 evaluation text.")
+    Path data;
+
+    @Option(names = "--calibration-data", paramLabel = "<text>", description = "UTF-8 calibration text (default: --data; its first --tokens tokens).")
+    Path calibrationData;
+
+    @Option(names = "--budgets", split = ",", defaultValue = "3,4,5,6,8", paramLabel = "<bits,…>", description = "Bit budgets (default: ${DEFAULT-VALUE}).")
+    List<Double> budgets;
+
+    @Option(names = "--methods", split = ",", defaultValue = "uniform,smoothquant,edgeflow,ours", paramLabel = "<method,…>",
+            description = "uniform (every channel at the budget, no smoothing), smoothquant (α = 0.5, NPU output smoothing), edgeflow "
+                    + "(Algorithm 1 allocation, α searched per budget), ours (edgeflow with GPTQ rounding) (default: ${DEFAULT-VALUE}).")
+    List<String> methods;
+
+    @Option(names = "--modes", split = ",", defaultValue = "weight-only,npu", paramLabel = "<mode,…>", description = "Run modes to evaluate (default: ${DEFAULT-VALUE}).")
+    List<String> modes;
+
+    @Option(names = "--ctx", defaultValue = "256", description = "Evaluation window in tokens (default: ${DEFAULT-VALUE}).")
+    int ctx;
+
+    @Option(names = "--tokens", defaultValue = "8192", paramLabel = "<N>", description = "Calibration tokens (default: ${DEFAULT-VALUE}).")
+    int tokens;
+
+    @Option(names = "--keep", defaultValue = "embedding,head", paramLabel = "embedding,head|embedding|head|none",
+            description = "Tensors kept float32, as pack's --keep (default: ${DEFAULT-VALUE}).")
+    String keep;
+
+    @Option(names = "--out", required = true, paramLabel = "<dir>", description = "The sweep's folder (run again to resume).")
+    Path out;
+
+    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin model.")
+    Path tokenizer;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        List<QuantizationMethod> chosen = new ArrayList<>();
+        for (String m : methods) {
+            try {
+                chosen.add(QuantizationMethod.of(m.trim()));
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--methods: " + e.getMessage());
+            }
+        }
+        List<PackedModelLoader.Mode> runModes = new ArrayList<>();
+        for (String m : modes) runModes.add(ModeOption.parse(spec.commandLine(), m.trim()));
+        Calibrator.Options defaults = Calibrator.Options.defaults();
+        Sweep.Options options;
+        try {
+            options = new Sweep.Options(model, tokenizer, data, calibrationData == null ? data : calibrationData, ctx, budgets, chosen, runModes,
+                    new Calibrator.Options(tokens, defaults.context(), defaults.sampleTokens(), budgets, false, defaults.seed()),
+                    PackCommand.keepSet(keep), out);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        PrintWriter log = spec.commandLine().getOut();
+        Progress[] bar = new Progress[1];
+        String[] stage = {""};
+        QualityReport report = Sweep.run(options, new Sweep.Listener() {
+            @Override
+            public void calibrating(String s, long done, long total) {
+                if (!s.equals(stage[0])) {
+                    if (bar[0] != null) bar[0].close();
+                    bar[0] = new Progress(s.equals("forward") ? "calibrate" : "alpha search", total, s.equals("forward") ? "tok" : "groups");
+                    stage[0] = s;
+                }
+                bar[0].stepTo(done);
+            }
+
+            @Override
+            public void working(Sweep.Cell cell, String step) {
+                if (bar[0] != null) {
+                    bar[0].close();
+                    bar[0] = null;
+                }
+                System.err.printf("  %s: %s%n", cell.label(), step);
+            }
+
+            @Override
+            public void cellDone(Sweep.Cell cell, EvalResult r, boolean resumed, int done, int total) {
+                log.printf("[%d/%d] %-28s PPL %.4f ± %.4f  mean KLD %.6f  top-1 %.4f  %,d bytes%s%n", done, total, cell.label(), r.perplexity(), r.stderr(),
+                        r.meanKl(), r.top1(), r.fileBytes(), resumed ? "  (done before)" : String.format("  (eval %.0f s)", r.seconds()));
+                log.flush();
+            }
+        });
+        log.println();
+        log.print(report.markdown());
+        log.printf("%nWrote %s%n", out.resolve("report"));
+        log.flush();
+        return 0;
+    }
+}
