@@ -25,9 +25,15 @@ import java.util.List;
  *   <li>{@link Widths#UNIFORM}: every channel at the budget, which must be a whole number of bits
  *       (per-channel round-to-nearest as plain per-channel quantization does it; the baselines).</li>
  *   <li>{@link Scope#TENSOR}: every tensor gets the budget on its own (the paper).</li>
- *   <li>{@link Scope#MODEL}: one budget over all weights of all tensors (one allocator run).</li>
+ *   <li>{@link Scope#MODEL}: one budget over all weights of the block matrices (one allocator run);
+ *       the classifier, usually kept float32, meets the budget on its own.</li>
  *   <li>{@code weighted}: channel errors are weighted per input column by the E[x²] the smoothed
  *       weights see, {@code E[(x/f)²] = E[x²] / f²} ({@link RelativeError}'s importance).</li>
+ *   <li>{@code outputWeighted}: each channel's error is weighted by its share of the layer's output
+ *       energy on the calibration text, {@code c_i = E[o_i²] / Σ_k E[o_k²]} with
+ *       {@code E[o_i²] ≈ Σ_j W_ij² E[x_j²]}. RE is relative to the channel's own size, so the paper's
+ *       Σ RE_i counts a quiet channel's error like a loud one's; Σ c_i·RE_i is the layer's relative
+ *       output error, and with {@link Scope#MODEL} every layer's relative output error counts alike.</li>
  * </ul>
  * The plan's α per tensor is its group's α (null without stats). Tables are computed row-parallel
  * by code that does not depend on the thread count, and the allocator is sequential, so the plan is
@@ -41,12 +47,14 @@ public final class BitAllocation {
     public enum Widths { GREEDY, UNIFORM }
 
     /**
-     * @param budget    average bits per weight, [1, 8]
-     * @param weighted  weigh channel errors by calibration E[x²] (needs stats)
-     * @param widths    greedy allocation or every channel at the budget
-     * @param smoothing the α of each group when stats are given
+     * @param budget         average bits per weight, [1, 8]
+     * @param weighted       weigh channel errors per input column by calibration E[x²] (needs stats)
+     * @param outputWeighted weigh each channel's error by its share of the layer's output energy (needs stats)
+     * @param widths         greedy allocation or every channel at the budget
+     * @param smoothing      the α of each group when stats are given
      */
-    public record Options(double budget, Scope scope, Metric metric, boolean weighted, Widths widths, SmoothingChoice smoothing) {
+    public record Options(double budget, Scope scope, Metric metric, boolean weighted, boolean outputWeighted, Widths widths,
+                          SmoothingChoice smoothing) {
         public Options {
             if (!QuantLimits.isBudget(budget)) {
                 throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
@@ -58,7 +66,7 @@ public final class BitAllocation {
 
         /** Greedy widths on EdgeFlow's smoothing with the α searched for the budget. */
         public Options(double budget, Scope scope, Metric metric, boolean weighted) {
-            this(budget, scope, metric, weighted, Widths.GREEDY, SmoothingChoice.searched());
+            this(budget, scope, metric, weighted, false, Widths.GREEDY, SmoothingChoice.searched());
         }
     }
 
@@ -94,7 +102,7 @@ public final class BitAllocation {
      * @throws IllegalArgumentException if the stats belong to another model, or weighting is asked without stats
      */
     public static BitPlan allocate(Checkpoint checkpoint, CalibrationStats stats, Options options, Progress progress) {
-        if (options.weighted() && stats == null) {
+        if ((options.weighted() || options.outputWeighted()) && stats == null) {
             throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
         }
         SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
@@ -118,12 +126,20 @@ public final class BitAllocation {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
             float[] importance = options.weighted() ? importance(smoothed, l) : null;
-            tables.add(RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance));
+            ErrorTable table = RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance);
+            tables.add(options.outputWeighted() ? table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
+                    smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare())) : table);
             progress.update(tables.size(), linears.size());
         }
         return switch (options.scope()) {
             case TENSOR -> tables.stream().map(table -> GreedyBitAllocator.allocate(table, options.budget())).toList();
-            case MODEL -> GreedyBitAllocator.allocate(tables, options.budget()).tensors();
+            case MODEL -> {
+                // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
+                // bits the shared budget gave or took there would change the size of the packed blocks.
+                List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
+                blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
+                yield blocks;
+            }
         };
     }
 
@@ -138,6 +154,24 @@ public final class BitAllocation {
             progress.update(plans.size(), linears.size());
         }
         return plans;
+    }
+
+    /**
+     * Each output channel's share of the layer's output energy, {@code E[o_i²] / Σ_k E[o_k²]}, with
+     * {@code E[o_i²] ≈ Σ_j W_ij² E[x_j²]} (inputs taken as uncorrelated) on the original weights and
+     * inputs: the output is the same function with or without smoothing.
+     */
+    static double[] outputShares(float[] w, int rows, int cols, float[] inputMeanSquare) {
+        double[] c = new double[rows];
+        double total = 0;
+        for (int i = 0; i < rows; i++) {
+            double e = 0;
+            for (int j = 0; j < cols; j++) e += (double) w[i * cols + j] * w[i * cols + j] * inputMeanSquare[j];
+            c[i] = e;
+            total += e;
+        }
+        if (total > 0) for (int i = 0; i < rows; i++) c[i] /= total;
+        return c;
     }
 
     /** E[(x/f)²] per input column of the smoothed layer. */

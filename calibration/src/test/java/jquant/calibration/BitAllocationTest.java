@@ -48,7 +48,7 @@ class BitAllocationTest {
     void modelScopeSpendsOneBudgetAndBadRequestsAreRefused() throws IOException {
         try (Checkpoint c = StoriesFixture.stories260K()) {
             BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(), new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL,
-                    Metric.APPROX, false, BitAllocation.Widths.GREEDY, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
+                    Metric.APPROX, false, true, BitAllocation.Widths.GREEDY, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
             assertThat(plan.averageBits()).isLessThanOrEqualTo(3.5).isGreaterThan(3.5 - 512.0 / plan.weights());
             assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.alpha()).isEqualTo(0.5));
             // α is searched per budget: a budget calibration did not search for is refused, naming the ones it did.
@@ -56,10 +56,10 @@ class BitAllocationTest {
                     new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL, Metric.APPROX, false), (d, n) -> {}))
                     .hasMessageContaining("searched α for budgets 3, 5, not for 3.5");
             // Uniform widths: every channel at the budget, whole bits only.
-            BitPlan uniform = BitAllocation.allocate(c, null, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+            BitPlan uniform = BitAllocation.allocate(c, null, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
                     BitAllocation.Widths.UNIFORM, SmoothingChoice.searched()), (d, n) -> {});
             assertThat(uniform.tensors()).allSatisfy(t -> assertThat(t.histogram()[3]).isEqualTo(t.rows()));
-            assertThatThrownBy(() -> new BitAllocation.Options(4.5, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+            assertThatThrownBy(() -> new BitAllocation.Options(4.5, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
                     BitAllocation.Widths.UNIFORM, SmoothingChoice.searched())).hasMessageContaining("whole number of bits");
             assertThatThrownBy(() -> BitAllocation.allocate(c, null, new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, true), (d, n) -> {}))
                     .hasMessageContaining("needs calibration stats");

@@ -59,7 +59,7 @@ class StatsSmoothingTest {
             double[] kl = new double[2];
             SmoothingChoice[] variants = {SmoothingChoice.searched(), SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0)};
             for (int i = 0; i < 2; i++) {
-                BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false,
+                BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
                         BitAllocation.Widths.GREEDY, variants[i]), (d, n) -> {});
                 kl[i] = meanKl(c, stats, plan, PackedModelLoader.Mode.NPU, tokens, dir.resolve(i + ".jqw"));
             }

@@ -52,6 +52,10 @@ final class AllocateCommand implements Callable<Integer> {
     @Option(names = "--weighted", description = "Weigh channel errors by E[x²] per input channel from calibration (needs --stats).")
     boolean weighted;
 
+    @Option(names = "--output-weighted", description = "Weigh each channel's error by its share of the layer's output energy on the calibration text "
+            + "(E[o_i²] ≈ Σ_j W_ij² E[x_j²]; needs --stats): the layer's relative output error instead of the mean relative error of its channels.")
+    boolean outputWeighted;
+
     @Option(names = "--uniform", description = "Every channel at the budget, a whole number of bits: plain per-channel quantization, no allocation.")
     boolean uniform;
 
@@ -83,7 +87,8 @@ final class AllocateCommand implements Callable<Integer> {
         log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s%s%s)%n",
                 plan.tensors().size(), model.getFileName(), budget, plan.averageBits(),
                 uniform ? "uniform widths" : options.scope().name().toLowerCase() + " scope, " + options.metric().name().toLowerCase() + " metric",
-                calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(), weighted ? ", E[x²]-weighted" : "");
+                calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(),
+                (weighted ? ", E[x²]-weighted" : "") + (outputWeighted ? ", output-weighted" : ""));
         printHistograms(log, plan);
         log.printf("Wrote %s%n", out);
         log.flush();
@@ -105,7 +110,9 @@ final class AllocateCommand implements Callable<Integer> {
             case "exact" -> Metric.EXACT;
             default -> throw new CommandLine.ParameterException(cmd, "--metric must be 'approx' or 'exact', not '" + metric + "'");
         };
-        if (weighted && stats == null) throw new CommandLine.ParameterException(cmd, "--weighted needs --stats (E[x²] comes from calibration)");
+        if ((weighted || outputWeighted) && stats == null) {
+            throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
+        }
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
         SmoothingRule rule = switch (smoothing) {
             case "edgeflow" -> SmoothingRule.EDGEFLOW;
@@ -126,7 +133,7 @@ final class AllocateCommand implements Callable<Integer> {
             if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
             choice = SmoothingChoice.fixed(rule, a);
         }
-        return new BitAllocation.Options(budget, s, m, weighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
+        return new BitAllocation.Options(budget, s, m, weighted, outputWeighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
     }
 
     /** Channels at 1..8 bits and the average, summed per tensor kind (attn_q, ffn_down, output, …). */

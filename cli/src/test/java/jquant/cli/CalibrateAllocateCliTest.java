@@ -74,7 +74,7 @@ class CalibrateAllocateCliTest {
         assertThat(notSearched.code()).isEqualTo(1);
         assertThat(notSearched.err()).contains("searched α for budgets 3, 4, 5, 6, 8, not for 4.5");
         CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
-                "--alpha", "0.5", "--scope", "model", "--metric", "exact", "--weighted", "--out", out.toString());
+                "--alpha", "0.5", "--scope", "model", "--metric", "exact", "--weighted", "--output-weighted", "--out", out.toString());
         assertThat(r.code()).as(r.err()).isZero();
         BitPlan plan = BitPlanJson.read(out);
         assertThat(plan.averageBits()).isLessThanOrEqualTo(4.5).isGreaterThan(4.49);

@@ -44,12 +44,12 @@ public final class QuantizePipeline {
         Path statsFile = out.resolve("stats.gguf"), packed = out.resolve("stories260K.jqw");
 
         try (Checkpoint checkpoint = Checkpoints.open(model, tokenizer)) {
-            // Calibrate: activation ranges and the smoothing α of each layer group, from the fp32 model on text.
+            // Calibrate: activation ranges and the smoothing α of each layer group for each budget, from the fp32 model on text.
             String text = Files.readString(in.resolve("tinystories-calibration.txt"));
             CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), (stage, done, total) -> {});
             CalibrationStatsFile.write(stats, statsFile);
 
-            // Allocate: 1..8 bits per output channel of the smoothed weights, 5 on average in every tensor.
+            // Allocate: 1..8 bits per output channel of the weights smoothed with the α searched for 5 bits, 5 on average in every tensor.
             BitAllocation.Options budget = new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, false);
             BitPlan plan = BitAllocation.allocate(checkpoint, stats, budget, (done, total) -> {});
 

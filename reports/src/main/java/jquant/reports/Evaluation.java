@@ -21,6 +21,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * {@code jquant eval} as a library call: perplexity on a text by llama.cpp's {@code llama-perplexity}
@@ -63,10 +64,6 @@ public final class Evaluation {
         long start = System.nanoTime();
         Perplexity ppl = new Perplexity(request.ctx());
         Path model = request.model(), base = request.base();
-        boolean packed = LoadedModel.isPacked(model);
-        String mode = packed ? request.mode().name().toLowerCase().replace('_', '-') : "";
-        EvalResult.Quantization quantization = packed ? quantization(model) : null;
-        long fileBytes = bytesOnDisk(model);
         try (LoadedModel m = LoadedModel.open(model, request.tokenizer(), request.mode(), request.kernels())) {
             int[] tokens = m.tokenizer().encode(text);
             int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
@@ -74,20 +71,65 @@ public final class Evaluation {
             if (base == null) {
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
-                return new EvalResult(model.toString(), request.data().toString(), dataSha256, request.ctx(), mode, request.series(), fileBytes,
-                        weights(m.model().config()), quantization, r, null, null, null, seconds(start), recorder.figures(r.scored()));
+                return result(request, dataSha256, weights(m.model().config()), r, null, null, start, recorder);
             }
             try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), request.mode(), request.kernels())) {
-                if (!b.vocabulary().pieces().equals(m.vocabulary().pieces())) {
-                    throw new CheckpointException(base, "its vocabulary differs from " + model + "'s: KL divergence needs the same tokens");
-                }
+                checkSameVocabulary(b.vocabulary().pieces(), m, base);
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
-                return new EvalResult(model.toString(), request.data().toString(), dataSha256, request.ctx(), mode, request.series(), fileBytes,
-                        weights(b.model().config()), quantization, c.model(), base.toString(), c.base(),
-                        new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start), recorder.figures(c.model().scored()));
+                return result(request, dataSha256, weights(b.model().config()), c.model(), c.base(), c, start, recorder);
             }
         }
+    }
+
+    /**
+     * A base model run once over a text, its logits kept ({@link Perplexity.Reference}): the
+     * {@code base} of any number of evaluations on that text for the price of their own passes.
+     */
+    public record Base(Path model, Path data, int ctx, String dataSha256, List<String> pieces, long weights, Perplexity.Reference reference) {}
+
+    /** Runs {@code base} over {@code data} once, for {@link #run(Request, Base, Listener)}. */
+    public static Base base(Path base, Path data, int ctx, Path tokenizer, KernelChoice kernels) throws IOException {
+        String text = readText(data);
+        String dataSha256 = sha256(Files.readAllBytes(data));
+        try (LoadedModel b = LoadedModel.open(base, tokenizer, PackedModelLoader.Mode.WEIGHT_ONLY, kernels)) {
+            int[] tokens = b.tokenizer().encode(text);
+            int bos = b.tokenizer().addsBos() ? b.tokenizer().bos() : -1;
+            Perplexity.Reference reference = new Perplexity(ctx).reference(b.model(), tokens, bos, null);
+            return new Base(base, data, ctx, dataSha256, b.vocabulary().pieces(), weights(b.model().config()), reference);
+        }
+    }
+
+    /** Evaluates {@code request} against a base run once; the request's text, ctx and base must be the base's. */
+    public static EvalResult run(Request request, Base base, Listener listener) throws IOException {
+        if (!request.data().equals(base.data()) || request.ctx() != base.ctx() || !base.model().equals(request.base())) {
+            throw new IllegalArgumentException("the request (" + request.base() + " on " + request.data() + ", ctx " + request.ctx()
+                    + ") is not the base's (" + base.model() + " on " + base.data() + ", ctx " + base.ctx() + ")");
+        }
+        long start = System.nanoTime();
+        try (LoadedModel m = LoadedModel.open(request.model(), request.tokenizer(), request.mode(), request.kernels())) {
+            checkSameVocabulary(base.pieces(), m, base.model());
+            TokenRecorder recorder = new TokenRecorder(true);
+            Perplexity.Comparison c = new Perplexity(request.ctx()).compare(m.model(), base.reference(), (done, total, p) -> listener.scored(done), recorder);
+            return result(request, base.dataSha256(), base.weights(), c.model(), c.base(), c, start, recorder);
+        }
+    }
+
+    private static void checkSameVocabulary(List<String> basePieces, LoadedModel m, Path base) throws CheckpointException {
+        if (!basePieces.equals(m.vocabulary().pieces())) {
+            throw new CheckpointException(base, "its vocabulary differs from " + m.source() + "'s: KL divergence needs the same tokens");
+        }
+    }
+
+    private static EvalResult result(Request request, String dataSha256, long weights, Perplexity.Result model, Perplexity.Result base,
+                                     Perplexity.Comparison c, long start, TokenRecorder recorder) throws IOException {
+        Path path = request.model();
+        boolean packed = LoadedModel.isPacked(path);
+        return new EvalResult(path.toString(), request.data().toString(), dataSha256, request.ctx(),
+                packed ? request.mode().name().toLowerCase().replace('_', '-') : "", request.series(), bytesOnDisk(path), weights,
+                packed ? quantization(path) : null, model, base == null ? null : request.base().toString(), base,
+                c == null ? null : new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start),
+                recorder.figures(model.scored()));
     }
 
     /** Collects the per-token figures as the evaluation tells them. */

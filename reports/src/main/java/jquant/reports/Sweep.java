@@ -34,7 +34,7 @@ import java.util.Set;
  * {@code jquant sweep}: one model, every method at every budget in every run mode, on one text, into
  * one folder and one report. Calibrates once (α searched for every budget, E[x·xᵀ] when a method rounds
  * with GPTQ), then per budget and method allocates, packs, verifies, and evaluates the file in each
- * mode against the model.
+ * mode against the model, whose logits over the text are computed once ({@link Evaluation#base}).
  *
  * <pre>
  *  DIR/sweep.json                     what the sweep is of: model, texts (SHA-256), ctx, calibration options
@@ -108,6 +108,7 @@ public final class Sweep {
             Path statsFile = o.out().resolve("stats.gguf");
             CalibrationStats stats = stats(checkpoint, statsFile, o, listener);
             int total = o.budgets().size() * o.methods().size() * o.modes().size(), done = 0;
+            Evaluation.Base base = null;
             for (double budget : o.budgets()) {
                 for (QuantizationMethod method : o.methods()) {
                     Path dir = o.out().resolve(method.label() + "-" + QualityReport.trim(budget));
@@ -119,9 +120,13 @@ public final class Sweep {
                         boolean resumed = Files.exists(json);
                         if (!resumed) {
                             packAndVerify(checkpoint, stats, statsFile, method, budget, dir, o, cell, listener);
+                            if (base == null) {
+                                listener.working(cell, "run the base model over the text once");
+                                base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
+                            }
                             listener.working(cell, "eval");
                             Evaluation.run(new Evaluation.Request(packed, o.data(), o.ctx(), o.model(), o.tokenizer(), mode, KernelChoice.AUTO,
-                                    method.label()), new Evaluation.Listener() {}).write(json);
+                                    method.label()), base, new Evaluation.Listener() {}).write(json);
                         }
                         EvalResult result = EvalResult.read(json);
                         results.add(result);

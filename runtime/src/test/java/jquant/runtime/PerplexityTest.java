@@ -70,6 +70,17 @@ class PerplexityTest {
             assertThat(diff.base().perplexity()).isEqualTo(same.model().perplexity());
             assertThat(diff.model().perplexity()).isNotEqualTo(diff.base().perplexity());
             assertThat(diff.model().perplexity()).isFinite();
+
+            // The base's logits kept once (a Reference) give the same comparison, to the bit, and the same per-token figures.
+            List<double[]> live = new ArrayList<>(), kept = new ArrayList<>();
+            Perplexity.Comparison again = perplexity.compare(coarse, model, tokens, tokenizer.bos(), null, (i, nll, baseNll, kl) -> live.add(new double[] {nll, baseNll, kl}));
+            Perplexity.Reference reference = perplexity.reference(model, tokens, tokenizer.bos(), null);
+            Perplexity.Comparison fromReference = perplexity.compare(coarse, reference, null, (i, nll, baseNll, kl) -> kept.add(new double[] {nll, baseNll, kl}));
+            assertThat(again).isEqualTo(diff);
+            assertThat(fromReference).isEqualTo(diff);
+            assertThat(kept).hasSize(diff.model().scored());
+            for (int i = 0; i < kept.size(); i++) assertThat(kept.get(i)).isEqualTo(live.get(i));
+            assertThat(live.getFirst()[1]).isFinite();
         }
     }
 
