@@ -35,7 +35,9 @@ import java.util.function.ToDoubleFunction;
  *       refused, naming the two evaluations that differ. The base point (its perplexity), the text,
  *       ctx and token counts head the report.</li>
  *   <li><b>Series.</b> An evaluation's series is its {@code series} name and run mode (or the mode
- *       alone); each series keeps one colour in every chart.</li>
+ *       alone). Each series keeps one colour, marker and line in every chart: the colour is the
+ *       name's (a method), the marker and line the mode's (circle and solid for weight-only, square and
+ *       dashed for npu).</li>
  *   <li><b>Error bars</b> from the evaluation's own ±: the perplexity's standard error, and for the KL
  *       divergence and top-1 agreement the standard error of their per-token means.</li>
  *   <li><b>Pareto chart</b>: bits per weight of the whole file (8 · bytes / the base model's weights)
@@ -48,9 +50,9 @@ import java.util.function.ToDoubleFunction;
 public final class QualityReport {
     private static final int CHART_WIDTH = 720;
     private static final int CHART_HEIGHT = 420;
-    /** Colours by series, in order of first appearance (Okabe–Ito's colour-blind-safe palette, then more). */
+    /** Colours by series name, in order of first appearance (Okabe–Ito's colour-blind-safe palette without its yellow, then more). */
     private static final Color[] PALETTE = {new Color(0x0072B2), new Color(0xD55E00), new Color(0x009E73), new Color(0xCC79A7),
-            new Color(0xE69F00), new Color(0x56B4E9), new Color(0xF0E442), new Color(0x000000), new Color(0x999999), new Color(0x882255)};
+            new Color(0xE69F00), new Color(0x56B4E9), new Color(0x000000), new Color(0x882255), new Color(0x999933), new Color(0x999999)};
     private static final Color BASE_COLOUR = new Color(0x444444);
 
     private final String title;
@@ -63,13 +65,22 @@ public final class QualityReport {
         this.title = title;
         this.records = List.copyOf(records);
         checkComparable(this.records);
-        for (EvalResult r : this.records) colours.computeIfAbsent(series(r), s -> PALETTE[colours.size() % PALETTE.length]);
+        for (EvalResult r : this.records) colours.computeIfAbsent(colourKey(r), s -> PALETTE[colours.size() % PALETTE.length]);
     }
 
     /** The series an evaluation is drawn in: {@code edgeflow · npu}, or the mode alone ({@code npu}, {@code checkpoint}). */
     static String series(EvalResult r) {
         String mode = r.mode().isEmpty() ? "checkpoint" : r.mode();
         return r.series().isEmpty() ? mode : r.mode().isEmpty() ? r.series() : r.series() + " · " + mode;
+    }
+
+    /** What picks a series' colour: its name, or its mode when it has none. */
+    private static String colourKey(EvalResult r) {
+        return r.series().isEmpty() ? series(r) : r.series();
+    }
+
+    private Color colour(EvalResult r) {
+        return colours.get(colourKey(r));
     }
 
     /** Refuses evaluations of different texts, ctx, token counts or base models, naming the first two that differ. */
@@ -204,9 +215,17 @@ public final class QualityReport {
         text.put("scored", first.scored());
         m.put("text", text);
         m.put("xAxis", xTitle());
-        List<Map<String, Object>> series = new ArrayList<>();
-        colours.forEach((name, colour) -> series.add(Map.of("name", name, "colour", hex(colour))));
-        m.put("series", series);
+        Map<String, Map<String, Object>> series = new LinkedHashMap<>();
+        for (EvalResult r : records) {
+            series.computeIfAbsent(series(r), name -> {
+                Map<String, Object> s = new LinkedHashMap<>();
+                s.put("name", name);
+                s.put("colour", hex(colour(r)));
+                s.put("marker", r.mode().equals("npu") ? "square" : "circle");
+                return s;
+            });
+        }
+        m.put("series", new ArrayList<>(series.values()));
         List<Map<String, Object>> rows = new ArrayList<>();
         for (EvalResult r : records) {
             Map<String, Object> row = new LinkedHashMap<>();
@@ -314,7 +333,7 @@ public final class QualityReport {
         sb.append("</tr>\n");
         for (EvalResult r : records) {
             List<String> cells = cells(r);
-            sb.append("<tr><td>").append(swatch(series(r))).append(escape(cells.getFirst())).append("</td>");
+            sb.append("<tr><td>").append(swatch(r)).append(escape(cells.getFirst())).append("</td>");
             for (String c : cells.subList(1, cells.size())) sb.append("<td>").append(escape(c)).append("</td>");
             sb.append("</tr>\n");
         }
@@ -343,18 +362,19 @@ public final class QualityReport {
         return sb.append("</body></html>\n").toString();
     }
 
-    private String swatch(String series) {
-        return "<span class=\"swatch\" style=\"background:" + hex(colours.get(series)) + "\"></span>";
+    /** The series' colour, round for weight-only and square for npu as in the charts. */
+    private String swatch(EvalResult r) {
+        return "<span class=\"swatch\" style=\"background:" + hex(colour(r)) + (r.mode().equals("npu") ? "" : ";border-radius:50%") + "\"></span>";
     }
 
     /** One series per {@link #series}, points sorted by x, error bars from {@code error}; records without the value are left out. */
     XYChart chart(String name, String yTitle, ToDoubleFunction<EvalResult> y, ToDoubleFunction<EvalResult> error, boolean logY) {
         XYChart chart = newChart(name, yTitle);
         List<Double> allY = new ArrayList<>();
-        for (Map.Entry<String, Color> s : colours.entrySet()) {
-            List<EvalResult> points = records.stream().filter(r -> series(r).equals(s.getKey()) && !Double.isNaN(y.applyAsDouble(r)))
-                    .sorted(Comparator.comparingDouble(this::x)).toList();
-            if (points.isEmpty()) continue;
+        Map<String, List<EvalResult>> bySeries = new LinkedHashMap<>();
+        for (EvalResult r : records) if (!Double.isNaN(y.applyAsDouble(r))) bySeries.computeIfAbsent(series(r), k -> new ArrayList<>()).add(r);
+        for (Map.Entry<String, List<EvalResult>> s : bySeries.entrySet()) {
+            List<EvalResult> points = s.getValue().stream().sorted(Comparator.comparingDouble(this::x)).toList();
             List<Double> xs = points.stream().map(this::x).toList(), ys = points.stream().map(y::applyAsDouble).toList();
             List<Double> errors = points.stream().map(r -> {
                 double e = error.applyAsDouble(r);
@@ -362,9 +382,12 @@ public final class QualityReport {
             }).toList();
             allY.addAll(ys);
             XYSeries series = chart.addSeries(s.getKey(), xs, ys, errors);
-            series.setMarker(SeriesMarkers.CIRCLE);
-            series.setLineColor(s.getValue());
-            series.setMarkerColor(s.getValue());
+            EvalResult first = points.getFirst();
+            boolean npu = first.mode().equals("npu");
+            series.setMarker(npu ? SeriesMarkers.SQUARE : SeriesMarkers.CIRCLE);
+            series.setLineStyle(npu ? SeriesLines.DASH_DASH : SeriesLines.SOLID);
+            series.setLineColor(colour(first));
+            series.setMarkerColor(colour(first));
         }
         EvalResult b = withBase();
         if (b != null && yTitle.equals("perplexity")) {

@@ -70,6 +70,9 @@ class QualityReportTest {
         assertThat(json.at("/base/model").asText()).isEqualTo("/m/base.bin");
         assertThat(json.at("/text/scored").asInt()).isEqualTo(2000);
         assertThat(json.at("/series").size()).isEqualTo(3);
+        assertThat(json.at("/series/1/colour").asText()).isEqualTo(json.at("/series/2/colour").asText());  // edgeflow, in both modes
+        assertThat(json.at("/series/1/marker").asText()).isEqualTo("square");
+        assertThat(json.at("/series/2/marker").asText()).isEqualTo("circle");
         assertThat(json.at("/evaluations/1/bitsPerWeight").asDouble()).isEqualTo(8 * 2_610_000 / 5e6);
         assertThat(json.at("/evaluations/1/nllVsBase/low").asDouble()).isGreaterThan(0.015);
         assertThat(json.at("/evaluations/1/klStderr").asDouble()).isBetween(1e-4, 1e-3);
@@ -77,7 +80,7 @@ class QualityReportTest {
         assertThat(json.at("/pairedComparisons/0/verdict").asText()).isEqualTo("edgeflow · npu B=4 better");
     }
 
-    /** One colour per series in every chart, rounded tick labels, error bars from the evaluations' ±. */
+    /** One colour per series in every chart (the method's; the mode picks marker and line), rounded tick labels, error bars from the evaluations' ±. */
     @Test
     void chartsKeepSeriesColoursRoundTicksAndErrorBars() {
         QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
