@@ -76,12 +76,12 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
      *
      * @throws IllegalArgumentException if α was not searched for this budget
      */
-    public java.util.Map<String, Float> alphas(double budget) {
+    public Map<String, Float> alphas(double budget) {
         if (!budgets.contains(budget)) {
             throw new IllegalArgumentException("these calibration stats searched α for budgets " + budgetList(budgets) + ", not for " + budgetList(List.of(budget))
                     + ": calibrate again with --budgets including it, or fix α (--alpha)");
         }
-        java.util.Map<String, Float> alphas = new LinkedHashMap<>();
+        Map<String, Float> alphas = new LinkedHashMap<>();
         for (GroupStats g : groups) alphas.put(g.name(), g.alpha(budget).alpha());
         return alphas;
     }

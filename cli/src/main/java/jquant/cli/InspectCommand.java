@@ -144,12 +144,13 @@ final class InspectCommand implements Callable<Integer> {
                 m.path("tiedEmbeddings").asBoolean() ? "tied" : "separate");
         out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%n", tok.path("kind").asText().toLowerCase(), tok.path("size").asInt(),
                 tok.path("bos").asInt(), tok.path("eos").asInt());
-        out.printf("  plan: budget %s, average %.4f bits over %d tensors; kept float32: %s; static activation scales: %s%n",
+        out.printf("  plan: budget %s, average %.4f bits over %d tensors; kept float32: %s; static activation scales: %s; rounding %s%n",
                 q.path("budget").asText(), q.path("averageBits").asDouble(), r.path("planTensors").asInt(),
-                q.path("keep").isEmpty() ? "none" : q.path("keep").toString(), q.path("activationScales").asBoolean() ? "yes" : "no");
+                q.path("keep").isEmpty() ? "none" : q.path("keep").toString(), q.path("activationScales").asBoolean() ? "yes" : "no",
+                q.path(ModelPacker.ROUNDING).asText("rtn"));
         JsonNode s = q.path(ModelPacker.SMOOTHING);
         if (s.isObject()) {
-            out.printf("  smoothing: stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n",
+            out.printf("  smoothing: %s, stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n", s.path("rule").asText("edgeflow"),
                     s.path(ModelPacker.STATS_SHA256).asText(), s.path(ModelPacker.MODEL_FINGERPRINT).asText(), s.path("head").asBoolean());
             StringBuilder alphas = new StringBuilder("  α:");
             s.path("alpha").properties().forEach(e -> alphas.append(String.format(" %s %.2f", e.getKey(), e.getValue().asDouble())));
