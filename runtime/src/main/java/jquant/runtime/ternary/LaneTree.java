@@ -86,10 +86,16 @@ final class LaneTree {
         }
     }
 
-    /** out[k] = (tree[at + k] &gt;&gt; shift) − sub[k] for k &lt; n (n a multiple of the int lanes). */
-    static void finish(int[] tree, int at, int n, int shift, int[] sub, int[] out) {
-        for (int k = 0; k < n; k += Simd.LI) {
-            IntVector.fromArray(Simd.I, tree, at + k).lanewise(ASHR, shift).sub(IntVector.fromArray(Simd.I, sub, k)).intoArray(out, k);
+    /**
+     * For each of {@code units} runs of n ints (n a multiple of the int lanes):
+     * out[u·n + k] = (tree[at + u·n + k] &gt;&gt; shift) − sub[k].
+     */
+    static void finish(int[] tree, int at, int units, int n, int shift, int[] sub, int[] out) {
+        for (int u = 0; u < units; u++) {
+            for (int k = 0; k < n; k += Simd.LI) {
+                IntVector.fromArray(Simd.I, tree, at + u * n + k).lanewise(ASHR, shift).sub(IntVector.fromArray(Simd.I, sub, k))
+                        .intoArray(out, u * n + k);
+            }
         }
     }
 
@@ -97,34 +103,41 @@ final class LaneTree {
     private static final float FP16_REBIAS = 0x1p112f;
 
     /**
-     * terms[k] = (float) dots[k] · (d_k · xs[k]) for k &lt; n, the product part of the shared formula
-     * ({@link ActivationBlocks#term}), where d_k is the fp16 value of {@code halves[k]}; n a multiple
-     * of the int lanes. The fp16 conversion is exact for every value: (h &amp; 0x7FFF) &lt;&lt; 13 is a
-     * float 2^112 times too small for normal and subnormal h; infinities and NaNs get the float
-     * exponent 0xFF and keep their payload, as {@link Float#float16ToFloat} does.
+     * For each of {@code units} runs of n values (n a multiple of the int lanes):
+     * terms[u·n + k] = (float) dots[u·n + k] · (d · xs[k]), the product part of the shared formula
+     * ({@link ActivationBlocks#term}), where d is the fp16 value of {@code halves[u·n + k]}. The fp16
+     * conversion is exact for every value: (h &amp; 0x7FFF) &lt;&lt; 13 is a float 2^112 times too small
+     * for normal and subnormal h; infinities and NaNs get the float exponent 0xFF and keep their
+     * payload, as {@link Float#float16ToFloat} does.
      */
-    static void terms(int[] dots, short[] halves, float[] xs, int n, float[] terms) {
-        for (int k = 0; k < n; k += Simd.LI) {
-            IntVector h = (IntVector) ShortVector.fromArray(Simd.S_HALF, halves, k).convertShape(S2I, Simd.I, 0);
-            IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
-            FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
-                    .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
-            d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
-            FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, k).convertShape(I2F, Simd.F, 0);
-            dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, k);
+    static void terms(int[] dots, short[] halves, float[] xs, int units, int n, float[] terms) {
+        for (int u = 0; u < units; u++) {
+            for (int k = 0; k < n; k += Simd.LI) {
+                int at = u * n + k;
+                IntVector h = (IntVector) ShortVector.fromArray(Simd.S_HALF, halves, at).convertShape(S2I, Simd.I, 0);
+                IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
+                FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
+                        .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
+                d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
+                FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, at).convertShape(I2F, Simd.F, 0);
+                dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, at);
+            }
         }
     }
 
-    /** As {@link #terms}, with the fp16 bits taken from longs (four per long, little-endian). */
-    static void terms(int[] dots, long[] fp16x4, float[] xs, int n, float[] terms) {
-        for (int k = 0; k < n; k += Simd.LI) {
-            IntVector h = (IntVector) LongVector.fromArray(Simd.L_HALF, fp16x4, k / 4).reinterpretAsShorts().convertShape(S2I, Simd.I, 0);
-            IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
-            FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
-                    .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
-            d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
-            FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, k).convertShape(I2F, Simd.F, 0);
-            dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, k);
+    /** As {@link #terms}, with the fp16 bits taken from longs (four per long, little-endian): value m in fp16x4[m / 4]. */
+    static void terms(int[] dots, long[] fp16x4, float[] xs, int units, int n, float[] terms) {
+        for (int u = 0; u < units; u++) {
+            for (int k = 0; k < n; k += Simd.LI) {
+                int at = u * n + k;
+                IntVector h = (IntVector) LongVector.fromArray(Simd.L_HALF, fp16x4, at / 4).reinterpretAsShorts().convertShape(S2I, Simd.I, 0);
+                IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
+                FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
+                        .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
+                d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
+                FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, at).convertShape(I2F, Simd.F, 0);
+                dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, at);
+            }
         }
     }
 }

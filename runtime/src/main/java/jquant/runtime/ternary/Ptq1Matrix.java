@@ -91,7 +91,7 @@ public final class Ptq1Matrix implements TernaryMatrix {
                 rowDots(r, act, sums, tree, dots);
                 long base = (long) r * blocks * Ptq1Block.BYTES + Ptq1Block.SCALE_OFFSET;
                 for (int b = 0; b < blocks; b++) halves[b] = data.get(FP16, base + (long) b * Ptq1Block.BYTES);
-                LaneTree.terms(dots, halves, scales, paddedBlocks, terms);
+                LaneTree.terms(dots, halves, scales, 1, paddedBlocks, terms);
                 float acc = 0f;
                 for (int b = 0; b < blocks; b++) acc += terms[b];
                 y[yOff + r] = acc;
@@ -103,7 +103,7 @@ public final class Ptq1Matrix implements TernaryMatrix {
     private void rowDots(int r, short[] act, int[] sums, int[] tree, int[] dots) {
         blockSums(data, (long) r * blocks * Ptq1Block.BYTES, blocks, pairs, act, tree);
         LaneTree.reduce(tree, 0, treeVectors, LEVELS);
-        LaneTree.finish(tree, 0, paddedBlocks, 0, sums, dots);
+        LaneTree.finish(tree, 0, 1, paddedBlocks, 0, sums, dots);
     }
 
     /**

@@ -31,8 +31,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
 
     /** Activation columns per prefill tile (as T2P). */
     public static final int TILE = 4;
-    /** Prefill rows per batch (as T2P's 16 row groups): the batch's codes and a tile's activations stay in L2. */
-    static final int ROW_BATCH = 64;
+    /** Blocks per batch of rows: the batch's tree ints stay in L1, its codes in L2. */
+    static final int BATCH_BLOCKS = 256;
     private static final int CODE_BYTES = 32;
     /** Blocks per first-step vector (two chunks, 4 int partials per block). */
     private static final int BLOCKS_PER_PAIR = Simd.LI / 4;
@@ -44,6 +44,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
     final int rows, cols, blocks;
     final long rowBytes;
     private final WorkerPool pool;
+    /** Rows per batch: each phase (kernel, tree, epilogue) runs over a whole batch, so its per-call cost is shared. */
+    private final int batch;
     /** Chunk pairs per row, padded so the tree's two levels see whole groups of four. */
     private final int pairs, treeVectors, paddedBlocks;
     /** Row-relative offsets of each chunk's load, and of the upper half's load when two blocks are blended. */
@@ -69,6 +71,7 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
         this.pairs = (blocks + BLOCKS_PER_PAIR - 1) / BLOCKS_PER_PAIR;
         this.treeVectors = Simd.roundUp(pairs, 4);
         this.paddedBlocks = treeVectors * BLOCKS_PER_PAIR;
+        this.batch = Math.max(1, BATCH_BLOCKS / paddedBlocks);
         int chunks = 2 * pairs;
         this.lower = new int[chunks];
         this.upper = new int[chunks];
@@ -150,48 +153,57 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
         Prepared p = prepare(x);
         pool.forRange(rows, cols, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(treeVectors * Simd.LI), dots = s.dots(paddedBlocks);
-            short[] halves = s.shorts(paddedBlocks);
-            float[] terms = s.terms(paddedBlocks);
-            for (int r = start; r < end; r++) {
-                rowDots(r, p, tree, dots, s);
-                y[yOff + r] = output(r, dots, p.scales, halves, terms);
+            int[] tree = s.tree(batch * treeVectors * Simd.LI), dots = s.dots(batch * paddedBlocks);
+            short[] halves = s.shorts(batch * paddedBlocks);
+            float[] terms = s.terms(batch * paddedBlocks);
+            for (int r0 = start; r0 < end; r0 += batch) {
+                int n = Math.min(batch, end - r0);
+                rowDots(r0, n, p.act, tree, s);
+                LaneTree.finish(tree, 0, n, paddedBlocks, 2, p.sums, dots);
+                outputs(r0, n, dots, p.scales, halves, terms, y, yOff + r0);
             }
         });
     }
 
-    /** dots[b] of row r. */
-    private void rowDots(int r, Prepared p, int[] tree, int[] dots, Scratch s) {
-        MemorySegment w = data;
-        long base = r * rowBytes;
-        if (padLastRow && r == rows - 1) {
-            w = s.padded(rowBytes + 2L * Simd.VB);
-            MemorySegment.copy(data, base, w, 0, rowBytes);
-            base = 0;
+    /** The first tree step of rows r0 .. r0+n−1 at tree[(r − r0)·treeVectors·LI ..], then the tree's two levels. */
+    private void rowDots(int r0, int n, short[] act, int[] tree, Scratch s) {
+        int stride = treeVectors * Simd.LI;
+        boolean last = padLastRow && r0 + n == rows;
+        pairSums(data, r0 * rowBytes, last ? n - 1 : n, rowBytes, pairs, stride, 0, lower, upper, blend, act, tree);
+        if (last) {
+            MemorySegment w = s.padded(rowBytes + 2L * Simd.VB);
+            MemorySegment.copy(data, (rows - 1) * rowBytes, w, 0, rowBytes);
+            pairSums(w, 0, 1, rowBytes, pairs, stride, (n - 1) * stride, lower, upper, blend, act, tree);
         }
-        pairSums(w, base, pairs, lower, upper, blend, p.act, tree);
-        LaneTree.reduce(tree, 0, treeVectors, 2);
-        LaneTree.finish(tree, 0, paddedBlocks, 2, p.sums, dots);
-    }
-
-    /** The shared formula over row r's block dots: terms in vector lanes, added in block order. */
-    private float output(int r, int[] dots, float[] xScales, short[] halves, float[] terms) {
-        long base = r * rowBytes;
-        for (int b = 0; b < blocks; b++) halves[b] = data.get(FP16, base + scaleOffset(b));
-        LaneTree.terms(dots, halves, xScales, paddedBlocks, terms);
-        float acc = 0f;
-        for (int b = 0; b < blocks; b++) acc += terms[b];
-        return acc;
+        LaneTree.reduce(tree, 0, n * treeVectors, 2);
     }
 
     /**
-     * tree[LI·k ..] for chunk pairs k &lt; pairs of the row at base: each chunk loaded (and, at 512
-     * bits where the layout separates blocks, blended from two loads), unpacked into eight 4u slot
-     * values, multiplied, summed per lane, then the first tree step over the pair.
+     * The shared formula over the block dots of rows r0 .. r0+n−1 (dots[(r − r0)·paddedBlocks + b]):
+     * terms in vector lanes, then added in block order, into y[at ..].
      */
-    private static void pairSums(MemorySegment w, long base, int pairs, int[] lower, int[] upper, boolean blend, short[] act, int[] tree) {
+    private void outputs(int r0, int n, int[] dots, float[] xScales, short[] halves, float[] terms, float[] y, int at) {
+        for (int i = 0; i < n; i++) {
+            long base = (r0 + i) * rowBytes;
+            for (int b = 0; b < blocks; b++) halves[i * paddedBlocks + b] = data.get(FP16, base + scaleOffset(b));
+        }
+        LaneTree.terms(dots, halves, xScales, n, paddedBlocks, terms);
+        for (int i = 0; i < n; i++) {
+            float acc = 0f;
+            for (int b = 0; b < blocks; b++) acc += terms[i * paddedBlocks + b];
+            y[at + i] = acc;
+        }
+    }
+
+    /**
+     * tree[at + i·stride + LI·k ..] for chunk pairs k &lt; pairs of the n rows from base: each chunk
+     * loaded (and, at 512 bits where the layout separates blocks, blended from two loads), unpacked
+     * into eight 4u slot values, multiplied, summed per lane, then the first tree step over the pair.
+     */
+    private static void pairSums(MemorySegment w, long base, int n, long rowBytes, int pairs, int stride, int at, int[] lower, int[] upper,
+                                 boolean blend, short[] act, int[] tree) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        for (int k = 0; k < pairs; k++) {
+        for (int i = 0; i < n; i++, base += rowBytes, at += stride) for (int k = 0; k < pairs; k++) {
             int a = 2 * k * 8 * Simd.LS;
             ByteVector bytes = ByteVector.fromMemorySegment(Simd.B, w, base + lower[2 * k], ByteOrder.LITTLE_ENDIAN);
             if (blend) bytes = bytes.blend(ByteVector.fromMemorySegment(Simd.B, w, base + upper[2 * k], ByteOrder.LITTLE_ENDIAN), UPPER);
@@ -218,7 +230,7 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
                     .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(ShortVector.fromArray(Simd.S, act, a + 6 * Simd.LS)))
                     .add(v.lanewise(LSHR, 14).mul(ShortVector.fromArray(Simd.S, act, a + 7 * Simd.LS)));
             IntVector r = e.selectFrom(px, py).add(o.selectFrom(px, py)).reinterpretAsInts();
-            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, k * Simd.LI);
+            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, at + k * Simd.LI);
         }
     }
 
@@ -226,22 +238,26 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
 
     /**
      * Tiles of {@value #TILE} columns: each chunk is unpacked once and multiplied against the four
-     * columns; batches of {@value #ROW_BATCH} rows are the outer loop and tiles the next. A last
+     * columns; batches of rows ({@value #BATCH_BLOCKS} blocks) are the outer loop and tiles the next. A last
      * partial tile is padded with zero columns; only real outputs are kept.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
         for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
-        pool.forRange((rows + ROW_BATCH - 1) / ROW_BATCH, (long) ROW_BATCH * cols * xs.length, (worker, start, end) -> {
+        int stride = treeVectors * Simd.LI;
+        pool.forRange((rows + batch - 1) / batch, (long) batch * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(TILE * treeVectors * Simd.LI), dots = s.dots(paddedBlocks);
-            short[] halves = s.shorts(paddedBlocks);
-            float[] terms = s.terms(paddedBlocks);
-            for (int r0 = start * ROW_BATCH; r0 < Math.min(rows, end * ROW_BATCH); r0 += ROW_BATCH) {
+            int[] tree = s.tree(TILE * batch * stride), dots = s.dots(batch * paddedBlocks);
+            short[] halves = s.shorts(batch * paddedBlocks);
+            float[] terms = s.terms(batch * paddedBlocks);
+            float[] y = new float[batch];
+            for (int r0 = start * batch; r0 < Math.min(rows, end * batch); r0 += batch) {
+                int n = Math.min(batch, rows - r0), column = n * stride;
                 for (int t = 0; t < tiles; t++) {
-                    for (int r = r0; r < Math.min(rows, r0 + ROW_BATCH); r++) {
-                        int first = t * TILE;
+                    int first = t * TILE;
+                    for (int i = 0; i < n; i++) {
+                        int r = r0 + i;
                         MemorySegment w = data;
                         long base = r * rowBytes;
                         if (padLastRow && r == rows - 1) {
@@ -249,14 +265,18 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
                             MemorySegment.copy(data, base, w, 0, rowBytes);
                             base = 0;
                         }
-                        tileSums(w, base, pairs, treeVectors, lower, upper, blend, p[first].act, p[first + 1].act, p[first + 2].act,
-                                p[first + 3].act, tree);
-                        for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                            int column = c * treeVectors * Simd.LI;
-                            LaneTree.reduce(tree, column, treeVectors, 2);
-                            LaneTree.finish(tree, column, paddedBlocks, 2, p[first + c].sums, dots);
-                            if (yOut != null) yOut[first + c][r] = output(r, dots, p[first + c].scales, halves, terms);
-                            if (dotsOut != null) System.arraycopy(dots, 0, dotsOut[first + c], r * blocks, blocks);
+                        tileSums(w, base, pairs, lower, upper, blend, p[first].act, p[first + 1].act, p[first + 2].act,
+                                p[first + 3].act, tree, i * stride, column);
+                    }
+                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
+                        LaneTree.reduce(tree, c * column, n * treeVectors, 2);
+                        LaneTree.finish(tree, c * column, n, paddedBlocks, 2, p[first + c].sums, dots);
+                        if (yOut != null) {
+                            outputs(r0, n, dots, p[first + c].scales, halves, terms, y, 0);
+                            System.arraycopy(y, 0, yOut[first + c], r0, n);
+                        }
+                        if (dotsOut != null) {
+                            for (int i = 0; i < n; i++) System.arraycopy(dots, i * paddedBlocks, dotsOut[first + c], (r0 + i) * blocks, blocks);
                         }
                     }
                 }
@@ -264,9 +284,9 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
         });
     }
 
-    /** tree[(c·treeVectors + k)·LI ..]: first tree step of column c over chunk pair k, each chunk unpacked once for all columns. */
-    private static void tileSums(MemorySegment w, long base, int pairs, int treeVectors, int[] lower, int[] upper, boolean blend,
-                                 short[] a0, short[] a1, short[] a2, short[] a3, int[] tree) {
+    /** tree[at + c·column + k·LI ..]: first tree step of column c over chunk pair k, each chunk unpacked once for all columns. */
+    private static void tileSums(MemorySegment w, long base, int pairs, int[] lower, int[] upper, boolean blend,
+                                 short[] a0, short[] a1, short[] a2, short[] a3, int[] tree, int at, int column) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
         for (int k = 0; k < pairs; k++) {
             int ax = 2 * k * 8 * Simd.LS, ay = ax + 8 * Simd.LS;
@@ -295,7 +315,7 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
                         .add(z4.mul(ShortVector.fromArray(Simd.S, y, ay + 4 * Simd.LS))).add(z5.mul(ShortVector.fromArray(Simd.S, y, ay + 5 * Simd.LS)))
                         .add(z6.mul(ShortVector.fromArray(Simd.S, y, ay + 6 * Simd.LS))).add(z7.mul(ShortVector.fromArray(Simd.S, y, ay + 7 * Simd.LS)));
                 IntVector r = e.selectFrom(px, py).add(o.selectFrom(px, py)).reinterpretAsInts();
-                r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, (c * treeVectors + k) * Simd.LI);
+                r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, at + c * column + k * Simd.LI);
             }
         }
     }
@@ -319,7 +339,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
             Prepared p = prepare(xs[0]);
             int[] tree = new int[treeVectors * Simd.LI], dots = new int[paddedBlocks];
             for (int r = 0; r < rows; r++) {
-                rowDots(r, p, tree, dots, Scratch.mine());
+                rowDots(r, 1, p.act, tree, Scratch.mine());
+                LaneTree.finish(tree, 0, 1, paddedBlocks, 2, p.sums, dots);
                 System.arraycopy(dots, 0, out[0], r * blocks, blocks);
             }
         } else {

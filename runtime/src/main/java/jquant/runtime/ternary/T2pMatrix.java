@@ -47,8 +47,8 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /** Activation columns per prefill tile. */
     public static final int TILE = 4;
-    /** Row groups per prefill batch: the batch's codes and a tile's activations both stay in L2. */
-    static final int GROUP_BATCH = 16;
+    /** Blocks (of 4 rows) per batch of row groups: the batch's tree ints stay in L1, its codes in L2. */
+    static final int BATCH_BLOCKS = 256;
     /** Vectors of one pair's 64 code bytes. */
     private static final int CHUNKS = T2pBlock.PAIR_BYTES / Simd.VB;
     /** Shorts of arranged activations per block: 8 slot vectors per chunk. */
@@ -73,6 +73,8 @@ public final class T2pMatrix implements TernaryMatrix {
 
     private final MemorySegment data;
     private final int rows, cols, blocks, paddedBlocks;
+    /** Row groups per batch: each phase (kernel, tree, epilogue) runs over a whole batch, so its per-call cost is shared. */
+    private final int batch;
     private final WorkerPool pool;
 
     /** {@code data} holds {@code rows/4 × cols/128} T2P blocks; it is read in place, never copied. */
@@ -89,6 +91,7 @@ public final class T2pMatrix implements TernaryMatrix {
         this.cols = cols;
         this.blocks = cols / T2pBlock.WEIGHTS;
         this.paddedBlocks = Simd.roundUp(blocks, PARTIALS);
+        this.batch = Math.max(1, BATCH_BLOCKS / paddedBlocks);
         this.pool = pool;
     }
 
@@ -152,46 +155,50 @@ public final class T2pMatrix implements TernaryMatrix {
         pool.forRange(rows / 4, 4L * cols, (worker, start, end) -> decodeGroups(p, start, end, y, yOff));
     }
 
-    /** Row groups [start, end): the integer kernel, the tree, the float epilogue, one group at a time. */
+    /** Row groups [start, end) in batches: the integer kernel, the tree, the float epilogue. */
     private void decodeGroups(Prepared p, int start, int end, float[] y, int yOff) {
         Scratch s = Scratch.mine();
-        int[] tree = s.tree(paddedBlocks * Simd.LI), dots = s.dots(paddedBlocks * 4);
-        long[] headers = s.headers(paddedBlocks);
-        float[] terms = s.terms(paddedBlocks * 4);
-        for (int g = start; g < end; g++) {
-            groupDots(g, p, tree, headers, dots);
-            LaneTree.terms(dots, headers, p.scales4, paddedBlocks * 4, terms);
-            sumTerms(terms, blocks, y, yOff + 4 * g);
+        int unit = paddedBlocks * 4;
+        int[] tree = s.tree(batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
+        long[] headers = s.headers(batch * paddedBlocks);
+        float[] terms = s.terms(batch * unit);
+        for (int g0 = start; g0 < end; g0 += batch) {
+            int n = Math.min(batch, end - g0);
+            groupDots(g0, n, p, tree, headers, dots);
+            LaneTree.terms(dots, headers, p.scales4, n, unit, terms);
+            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, y, yOff + 4 * (g0 + g));
         }
     }
 
-    /** dots[4b + r] of row group g, and each block's four fp16 scales in headers[b]. */
-    private void groupDots(int g, Prepared p, int[] tree, long[] headers, int[] dots) {
-        pairSums(data, T2pBlock.blockOffset(g, 0, cols), blocks, p.act, tree, headers);
-        LaneTree.reduce(tree, 0, paddedBlocks, LEVELS);
-        LaneTree.finish(tree, 0, paddedBlocks * 4, 2, p.sums4, dots);
+    /** dots[g·4·paddedBlocks + 4b + r] of row groups g0 .. g0+n−1, and each block's four fp16 scales in headers[g·paddedBlocks + b]. */
+    private void groupDots(int g0, int n, Prepared p, int[] tree, long[] headers, int[] dots) {
+        pairSums(data, T2pBlock.blockOffset(g0, 0, cols), n, blocks, paddedBlocks, p.act, tree, headers);
+        LaneTree.reduce(tree, 0, n * paddedBlocks, LEVELS);
+        LaneTree.finish(tree, 0, n, paddedBlocks * 4, 2, p.sums4, dots);
     }
 
     /**
-     * y[at + r] = Σ_b terms[4b + r] in ascending b, four rows as the lanes of one vector: the
+     * y[yAt + r] = Σ_b terms[from + 4b + r] in ascending b, four rows as the lanes of one vector: the
      * additions of the shared formula, in its order.
      */
-    static void sumTerms(float[] terms, int blocks, float[] y, int at) {
+    static void sumTerms(float[] terms, int from, int blocks, float[] y, int yAt) {
         FloatVector acc = FloatVector.zero(Simd.F4);
-        for (int b = 0; b < blocks; b++) acc = acc.add(FloatVector.fromArray(Simd.F4, terms, 4 * b));
-        acc.intoArray(y, at);
+        for (int b = 0; b < blocks; b++) acc = acc.add(FloatVector.fromArray(Simd.F4, terms, from + 4 * b));
+        acc.intoArray(y, yAt);
     }
 
     /**
-     * tree[LI·b ..] = first tree step over the two pairs of block b (summed over the block's chunks),
-     * whose per-lane sums Σ 4·u·y come from one code load per chunk and pair and the same eight
-     * activation vectors; headers[b] = the block's four fp16 row scales.
+     * For the {@code groups} row groups from {@code base}: tree[LI·(g·paddedBlocks + b) ..] = first tree
+     * step over the two pairs of block b (summed over the block's chunks), whose per-lane sums
+     * Σ 4·u·y come from one code load per chunk and pair and the same eight activation vectors;
+     * headers[g·paddedBlocks + b] = the block's four fp16 row scales.
      */
-    private static void pairSums(MemorySegment w, long base, int blocks, short[] act, int[] tree, long[] headers) {
+    private static void pairSums(MemorySegment w, long base, int groups, int blocks, int paddedBlocks, short[] act, int[] tree, long[] headers) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        for (int b = 0; b < blocks; b++) {
-            long at = base + (long) b * T2pBlock.BYTES;
-            headers[b] = w.get(HEADER, at);
+        for (int g = 0; g < groups; g++) for (int b = 0; b < blocks; b++) {
+            int slot = g * paddedBlocks + b;
+            long at = base + ((long) g * blocks + b) * T2pBlock.BYTES;
+            headers[slot] = w.get(HEADER, at);
             IntVector sum = IntVector.zero(Simd.I);
             for (int c = 0; c < CHUNKS; c++) {
                 int a = (b * CHUNKS + c) * 8 * Simd.LS;
@@ -214,7 +221,7 @@ public final class T2pMatrix implements TernaryMatrix {
                 IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
                 sum = sum.add(r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)));
             }
-            sum.intoArray(tree, b * Simd.LI);
+            sum.intoArray(tree, slot * Simd.LI);
         }
     }
 
@@ -223,37 +230,39 @@ public final class T2pMatrix implements TernaryMatrix {
     /**
      * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into eight slot
      * vectors and multiplied against the four columns; the tree turns them into each column's block
-     * dots. Batches of {@value #GROUP_BATCH} row groups are the outer loop and tiles the next, so a
-     * batch's codes and a tile's activations both stay in L2. A last partial tile is padded with zero
+     * dots. Batches of row groups ({@value #BATCH_BLOCKS} blocks) are the outer loop and tiles the
+     * next, so a batch's codes and a tile's activations both stay in L2. A last partial tile is padded with zero
      * columns; only real outputs are kept.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
         for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
-        int groups = rows / 4;
-        pool.forRange((groups + GROUP_BATCH - 1) / GROUP_BATCH, 4L * GROUP_BATCH * cols * xs.length, (worker, start, end) -> {
+        int groups = rows / 4, batches = (groups + batch - 1) / batch, unit = paddedBlocks * 4;
+        pool.forRange(batches, 4L * batch * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(TILE * paddedBlocks * Simd.LI), dots = s.dots(paddedBlocks * 4);
-            long[] headers = s.headers(paddedBlocks);
-            float[] terms = s.terms(paddedBlocks * 4);
-            for (int g0 = start * GROUP_BATCH; g0 < Math.min(groups, end * GROUP_BATCH); g0 += GROUP_BATCH) {
+            int[] tree = s.tree(TILE * batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
+            long[] headers = s.headers(batch * paddedBlocks);
+            float[] terms = s.terms(batch * unit);
+            for (int g0 = start * batch; g0 < Math.min(groups, end * batch); g0 += batch) {
+                int n = Math.min(batch, groups - g0), column = n * paddedBlocks * Simd.LI;
                 for (int t = 0; t < tiles; t++) {
-                    for (int g = g0; g < Math.min(groups, g0 + GROUP_BATCH); g++) {
-                        int first = t * TILE;
-                        tileSums(data, T2pBlock.blockOffset(g, 0, cols), blocks, paddedBlocks, p[first].act, p[first + 1].act,
-                                p[first + 2].act, p[first + 3].act, tree, headers);
-                        for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                            int column = c * paddedBlocks * Simd.LI;
-                            LaneTree.reduce(tree, column, paddedBlocks, LEVELS);
-                            LaneTree.finish(tree, column, paddedBlocks * 4, 2, p[first + c].sums4, dots);
-                            if (yOut != null) {
-                                LaneTree.terms(dots, headers, p[first + c].scales4, paddedBlocks * 4, terms);
-                                sumTerms(terms, blocks, yOut[first + c], 4 * g);
-                            }
-                            if (dotsOut != null) {
+                    int first = t * TILE;
+                    for (int g = 0; g < n; g++) {
+                        tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), blocks, p[first].act, p[first + 1].act, p[first + 2].act,
+                                p[first + 3].act, tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
+                    }
+                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
+                        LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
+                        LaneTree.finish(tree, c * column, n, unit, 2, p[first + c].sums4, dots);
+                        if (yOut != null) {
+                            LaneTree.terms(dots, headers, p[first + c].scales4, n, unit, terms);
+                            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut[first + c], 4 * (g0 + g));
+                        }
+                        if (dotsOut != null) {
+                            for (int g = 0; g < n; g++) {
                                 for (int r = 0; r < 4; r++) {
-                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * g + r) * blocks + b] = dots[4 * b + r];
+                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = dots[g * unit + 4 * b + r];
                                 }
                             }
                         }
@@ -264,16 +273,16 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * tree[(c·paddedBlocks + b)·LI ..] = first tree step over pairs 0 and 1 of block b against column
+     * tree[treeAt + c·column + b·LI ..] = first tree step over pairs 0 and 1 of block b against column
      * c (summed over chunks); each pair chunk is decoded once into eight slot vectors, kept in
-     * registers across the four columns. headers[b] = the block's four fp16 row scales.
+     * registers across the four columns. headers[headersAt + b] = the block's four fp16 row scales.
      */
-    private static void tileSums(MemorySegment w, long base, int blocks, int paddedBlocks, short[] a0, short[] a1, short[] a2,
-                                 short[] a3, int[] tree, long[] headers) {
+    private static void tileSums(MemorySegment w, long base, int blocks, short[] a0, short[] a1, short[] a2, short[] a3,
+                                 int[] tree, int treeAt, int column, long[] headers, int headersAt) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
         for (int b = 0; b < blocks; b++) {
             long at = base + (long) b * T2pBlock.BYTES;
-            headers[b] = w.get(HEADER, at);
+            headers[headersAt + b] = w.get(HEADER, at);
             IntVector s0 = IntVector.zero(Simd.I), s1 = s0, s2 = s0, s3 = s0;
             for (int ch = 0; ch < CHUNKS; ch++) {
                 int a = (b * CHUNKS + ch) * 8 * Simd.LS;
@@ -306,10 +315,10 @@ public final class T2pMatrix implements TernaryMatrix {
                     else s3 = s3.add(r);
                 }
             }
-            s0.intoArray(tree, b * Simd.LI);
-            s1.intoArray(tree, (paddedBlocks + b) * Simd.LI);
-            s2.intoArray(tree, (2 * paddedBlocks + b) * Simd.LI);
-            s3.intoArray(tree, (3 * paddedBlocks + b) * Simd.LI);
+            s0.intoArray(tree, treeAt + b * Simd.LI);
+            s1.intoArray(tree, treeAt + column + b * Simd.LI);
+            s2.intoArray(tree, treeAt + 2 * column + b * Simd.LI);
+            s3.intoArray(tree, treeAt + 3 * column + b * Simd.LI);
         }
     }
 
@@ -333,7 +342,7 @@ public final class T2pMatrix implements TernaryMatrix {
             int[] tree = new int[paddedBlocks * Simd.LI], dots = new int[paddedBlocks * 4];
             long[] headers = new long[paddedBlocks];
             for (int g = 0; g < rows / 4; g++) {
-                groupDots(g, p, tree, headers, dots);
+                groupDots(g, 1, p, tree, headers, dots);
                 for (int r = 0; r < 4; r++) for (int b = 0; b < blocks; b++) out[0][(4 * g + r) * blocks + b] = dots[4 * b + r];
             }
         } else {

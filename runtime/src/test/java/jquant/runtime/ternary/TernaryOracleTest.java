@@ -181,7 +181,7 @@ class TernaryOracleTest {
     }
 
     static Stream<Arguments> tiledShapes() {
-        int rows = 4 * (T2pMatrix.GROUP_BATCH + 1) + StockMatrix.ROW_BATCH, cols = 128 * 38;
+        int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
         return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
     }
 
