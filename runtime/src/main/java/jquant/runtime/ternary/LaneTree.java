@@ -103,40 +103,65 @@ final class LaneTree {
     private static final float FP16_REBIAS = 0x1p112f;
 
     /**
-     * For each of {@code units} runs of n values (n a multiple of the int lanes):
-     * terms[u·n + k] = (float) dots[u·n + k] · (d · xs[k]), the product part of the shared formula
-     * ({@link ActivationBlocks#term}), where d is the fp16 value of {@code halves[u·n + k]}. The fp16
-     * conversion is exact for every value: (h &amp; 0x7FFF) &lt;&lt; 13 is a float 2^112 times too small
-     * for normal and subnormal h; infinities and NaNs get the float exponent 0xFF and keep their
-     * payload, as {@link Float#float16ToFloat} does.
+     * out[m] = the fp16 value of bits[m] for m &lt; n (n a multiple of the int lanes), exactly for every
+     * value: (h &amp; 0x7FFF) &lt;&lt; 13 is a float 2^112 times too small for normal and subnormal h;
+     * infinities and NaNs get the float exponent 0xFF and keep their payload, as
+     * {@link Float#float16ToFloat} does.
      */
-    static void terms(int[] dots, short[] halves, float[] xs, int units, int n, float[] terms) {
-        for (int u = 0; u < units; u++) {
-            for (int k = 0; k < n; k += Simd.LI) {
-                int at = u * n + k;
-                IntVector h = (IntVector) ShortVector.fromArray(Simd.S_HALF, halves, at).convertShape(S2I, Simd.I, 0);
-                IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
-                FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
-                        .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
-                d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
-                FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, at).convertShape(I2F, Simd.F, 0);
-                dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, at);
-            }
+    static void fp16(short[] bits, int n, float[] out) {
+        for (int m = 0; m < n; m += Simd.LI) {
+            IntVector h = (IntVector) ShortVector.fromArray(Simd.S_HALF, bits, m).convertShape(S2I, Simd.I, 0);
+            IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
+            magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
+                    .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F))
+                    .reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats().intoArray(out, m);
         }
     }
 
-    /** As {@link #terms}, with the fp16 bits taken from longs (four per long, little-endian): value m in fp16x4[m / 4]. */
-    static void terms(int[] dots, long[] fp16x4, float[] xs, int units, int n, float[] terms) {
-        for (int u = 0; u < units; u++) {
-            for (int k = 0; k < n; k += Simd.LI) {
-                int at = u * n + k;
-                IntVector h = (IntVector) LongVector.fromArray(Simd.L_HALF, fp16x4, at / 4).reinterpretAsShorts().convertShape(S2I, Simd.I, 0);
-                IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
-                FloatVector d = magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
-                        .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F));
-                d = d.reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats();
-                FloatVector dot = (FloatVector) IntVector.fromArray(Simd.I, dots, at).convertShape(I2F, Simd.F, 0);
-                dot.mul(d.mul(FloatVector.fromArray(Simd.F, xs, k))).intoArray(terms, at);
+    /** As {@link #fp16(short[], int, float[])}, the bits four to a long (little-endian): value m in fourBits[m / 4]. */
+    static void fp16(long[] fourBits, int n, float[] out) {
+        for (int m = 0; m < n; m += Simd.LI) {
+            IntVector h = (IntVector) LongVector.fromArray(Simd.L_HALF, fourBits, m / 4).reinterpretAsShorts().convertShape(S2I, Simd.I, 0);
+            IntVector magnitude = h.and(0x7FFF).lanewise(LSHL, 13);
+            magnitude.reinterpretAsFloats().mul(FP16_REBIAS)
+                    .blend(magnitude.or(0x7000_0000).reinterpretAsFloats(), h.and(0x7C00).eq(0x7C00).cast(Simd.F))
+                    .reinterpretAsInts().or(h.and(0x8000).lanewise(LSHL, 16)).reinterpretAsFloats().intoArray(out, m);
+        }
+    }
+
+    /**
+     * The tree's last levels, {@link #finish} and the product part of the shared formula in one pass,
+     * the sums kept in registers: for each of {@code units} runs of n output ints (whose 2^levels·n
+     * input ints start at at + u·n·2^levels), dot = (sum of the lanes' tree &gt;&gt; shift) − sub[k],
+     * then terms[u·n + k] = (float) dot · (d[u·n + k] · xs[k]) as {@link ActivationBlocks#term}.
+     */
+    static void epilogue(int[] tree, int at, int units, int n, int levels, int shift, int[] sub, float[] d, float[] xs, float[] terms) {
+        if (levels > 2) {
+            reduce(tree, at, units * n / Simd.LI << levels, levels - 2);
+            levels = 2;
+        }
+        int w = Simd.LI, count = units * n;
+        if (levels == 2) {
+            for (int m = 0, k = 0, in = at; m < count; m += w, in += 4 * w, k = k + w == n ? 0 : k + w) {
+                IntVector a = IntVector.fromArray(Simd.I, tree, in), b = IntVector.fromArray(Simd.I, tree, in + w);
+                IntVector c = IntVector.fromArray(Simd.I, tree, in + 2 * w), e = IntVector.fromArray(Simd.I, tree, in + 3 * w);
+                IntVector ab = EVEN.selectFrom(a, b).add(ODD.selectFrom(a, b)), ce = EVEN.selectFrom(c, e).add(ODD.selectFrom(c, e));
+                IntVector dot = EVEN.selectFrom(ab, ce).add(ODD.selectFrom(ab, ce)).lanewise(ASHR, shift).sub(IntVector.fromArray(Simd.I, sub, k));
+                ((FloatVector) dot.convertShape(I2F, Simd.F, 0)).mul(FloatVector.fromArray(Simd.F, d, m).mul(FloatVector.fromArray(Simd.F, xs, k)))
+                        .intoArray(terms, m);
+            }
+        } else if (levels == 1) {
+            for (int m = 0, k = 0, in = at; m < count; m += w, in += 2 * w, k = k + w == n ? 0 : k + w) {
+                IntVector a = IntVector.fromArray(Simd.I, tree, in), b = IntVector.fromArray(Simd.I, tree, in + w);
+                IntVector dot = EVEN.selectFrom(a, b).add(ODD.selectFrom(a, b)).lanewise(ASHR, shift).sub(IntVector.fromArray(Simd.I, sub, k));
+                ((FloatVector) dot.convertShape(I2F, Simd.F, 0)).mul(FloatVector.fromArray(Simd.F, d, m).mul(FloatVector.fromArray(Simd.F, xs, k)))
+                        .intoArray(terms, m);
+            }
+        } else {
+            for (int m = 0, k = 0, in = at; m < count; m += w, in += w, k = k + w == n ? 0 : k + w) {
+                IntVector dot = IntVector.fromArray(Simd.I, tree, in).lanewise(ASHR, shift).sub(IntVector.fromArray(Simd.I, sub, k));
+                ((FloatVector) dot.convertShape(I2F, Simd.F, 0)).mul(FloatVector.fromArray(Simd.F, d, m).mul(FloatVector.fromArray(Simd.F, xs, k)))
+                        .intoArray(terms, m);
             }
         }
     }

@@ -84,14 +84,15 @@ public final class Ptq1Matrix implements TernaryMatrix {
         }
         pool.forRange(rows, cols, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(treeVectors * Simd.LI), dots = s.dots(paddedBlocks);
+            int[] tree = s.tree(treeVectors * Simd.LI);
             short[] halves = s.shorts(paddedBlocks);
-            float[] terms = s.terms(paddedBlocks);
+            float[] terms = s.terms(paddedBlocks), d = s.scales(paddedBlocks);
             for (int r = start; r < end; r++) {
-                rowDots(r, act, sums, tree, dots);
+                blockSums(data, (long) r * blocks * Ptq1Block.BYTES, blocks, pairs, act, tree);
                 long base = (long) r * blocks * Ptq1Block.BYTES + Ptq1Block.SCALE_OFFSET;
                 for (int b = 0; b < blocks; b++) halves[b] = data.get(FP16, base + (long) b * Ptq1Block.BYTES);
-                LaneTree.terms(dots, halves, scales, 1, paddedBlocks, terms);
+                LaneTree.fp16(halves, paddedBlocks, d);
+                LaneTree.epilogue(tree, 0, 1, paddedBlocks, LEVELS, 0, sums, d, scales, terms);
                 float acc = 0f;
                 for (int b = 0; b < blocks; b++) acc += terms[b];
                 y[yOff + r] = acc;

@@ -15,7 +15,7 @@ final class Scratch {
     int[] tree = new int[0], dots = new int[0];
     long[] headers = new long[0];
     short[] shorts = new short[0];
-    float[] terms = new float[0];
+    float[] terms = new float[0], scales = new float[0];
     /** Off-heap, like a mapped file, so the kernels see one kind of segment. */
     MemorySegment padded = MemorySegment.NULL;
 
@@ -30,6 +30,8 @@ final class Scratch {
     short[] shorts(int n) { return shorts.length >= n ? shorts : (shorts = new short[n]); }
 
     float[] terms(int n) { return terms.length >= n ? terms : (terms = new float[n]); }
+
+    float[] scales(int n) { return scales.length >= n ? scales : (scales = new float[n]); }
 
     MemorySegment padded(long bytes) { return padded.byteSize() >= bytes ? padded : (padded = Arena.ofAuto().allocate(bytes, 64)); }
 }

@@ -53,6 +53,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
     private final boolean blend;
     /** Whether the last row's loads run past the end of the data (then it is read from a padded copy). */
     private final boolean padLastRow;
+    /** Offset within a row of each block's scale. */
+    private final int[] scaleAt;
     /** Arranged activation slot m takes activation map[m] (−1: zero) shifted left by shift[m]. */
     private final int[] map;
     private final byte[] shift;
@@ -88,6 +90,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
             if (blend) lastEnd = Math.max(lastEnd, upper[c] + Simd.VB);
         }
         this.padLastRow = (rows - 1) * rowBytes + lastEnd > data.byteSize();
+        this.scaleAt = new int[blocks];
+        for (int b = 0; b < blocks; b++) scaleAt[b] = Math.toIntExact(scaleOffset(b));
         this.map = new int[chunks * 8 * Simd.LS];
         this.shift = new byte[map.length];
         for (int c = 0; c < chunks; c++) {
@@ -153,20 +157,21 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
         Prepared p = prepare(x);
         pool.forRange(rows, cols, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(batch * treeVectors * Simd.LI), dots = s.dots(batch * paddedBlocks);
+            int[] tree = s.tree(batch * treeVectors * Simd.LI);
             short[] halves = s.shorts(batch * paddedBlocks);
-            float[] terms = s.terms(batch * paddedBlocks);
+            float[] terms = s.terms(batch * paddedBlocks), d = s.scales(batch * paddedBlocks);
             for (int r0 = start; r0 < end; r0 += batch) {
                 int n = Math.min(batch, end - r0);
-                rowDots(r0, n, p.act, tree, s);
-                LaneTree.finish(tree, 0, n, paddedBlocks, 2, p.sums, dots);
-                outputs(r0, n, dots, p.scales, halves, terms, y, yOff + r0);
+                rowSums(r0, n, p.act, tree, s);
+                rowScales(r0, n, halves, d);
+                LaneTree.epilogue(tree, 0, n, paddedBlocks, 2, 2, p.sums, d, p.scales, terms);
+                sumRows(terms, n, y, yOff + r0);
             }
         });
     }
 
-    /** The first tree step of rows r0 .. r0+n−1 at tree[(r − r0)·treeVectors·LI ..], then the tree's two levels. */
-    private void rowDots(int r0, int n, short[] act, int[] tree, Scratch s) {
+    /** The first tree step of rows r0 .. r0+n−1 at tree[(r − r0)·treeVectors·LI ..]. */
+    private void rowSums(int r0, int n, short[] act, int[] tree, Scratch s) {
         int stride = treeVectors * Simd.LI;
         boolean last = padLastRow && r0 + n == rows;
         pairSums(data, r0 * rowBytes, last ? n - 1 : n, rowBytes, pairs, stride, 0, lower, upper, blend, act, tree);
@@ -175,19 +180,19 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
             MemorySegment.copy(data, (rows - 1) * rowBytes, w, 0, rowBytes);
             pairSums(w, 0, 1, rowBytes, pairs, stride, (n - 1) * stride, lower, upper, blend, act, tree);
         }
-        LaneTree.reduce(tree, 0, n * treeVectors, 2);
     }
 
-    /**
-     * The shared formula over the block dots of rows r0 .. r0+n−1 (dots[(r − r0)·paddedBlocks + b]):
-     * terms in vector lanes, then added in block order, into y[at ..].
-     */
-    private void outputs(int r0, int n, int[] dots, float[] xScales, short[] halves, float[] terms, float[] y, int at) {
+    /** d[(r − r0)·paddedBlocks + b] = the fp16 scale of row r's block b, rows r0 .. r0+n−1. */
+    private void rowScales(int r0, int n, short[] halves, float[] d) {
         for (int i = 0; i < n; i++) {
             long base = (r0 + i) * rowBytes;
-            for (int b = 0; b < blocks; b++) halves[i * paddedBlocks + b] = data.get(FP16, base + scaleOffset(b));
+            for (int b = 0; b < blocks; b++) halves[i * paddedBlocks + b] = data.get(FP16, base + scaleAt[b]);
         }
-        LaneTree.terms(dots, halves, xScales, n, paddedBlocks, terms);
+        LaneTree.fp16(halves, n * paddedBlocks, d);
+    }
+
+    /** y[at + i] = Σ_b terms[i·paddedBlocks + b] in ascending b: the additions of the shared formula, in its order. */
+    private void sumRows(float[] terms, int n, float[] y, int at) {
         for (int i = 0; i < n; i++) {
             float acc = 0f;
             for (int b = 0; b < blocks; b++) acc += terms[i * paddedBlocks + b];
@@ -250,10 +255,10 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
             Scratch s = Scratch.mine();
             int[] tree = s.tree(TILE * batch * stride), dots = s.dots(batch * paddedBlocks);
             short[] halves = s.shorts(batch * paddedBlocks);
-            float[] terms = s.terms(batch * paddedBlocks);
-            float[] y = new float[batch];
+            float[] terms = s.terms(batch * paddedBlocks), d = s.scales(batch * paddedBlocks);
             for (int r0 = start * batch; r0 < Math.min(rows, end * batch); r0 += batch) {
                 int n = Math.min(batch, rows - r0), column = n * stride;
+                if (yOut != null) rowScales(r0, n, halves, d);
                 for (int t = 0; t < tiles; t++) {
                     int first = t * TILE;
                     for (int i = 0; i < n; i++) {
@@ -269,13 +274,13 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
                                 p[first + 3].act, tree, i * stride, column);
                     }
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                        LaneTree.reduce(tree, c * column, n * treeVectors, 2);
-                        LaneTree.finish(tree, c * column, n, paddedBlocks, 2, p[first + c].sums, dots);
                         if (yOut != null) {
-                            outputs(r0, n, dots, p[first + c].scales, halves, terms, y, 0);
-                            System.arraycopy(y, 0, yOut[first + c], r0, n);
+                            LaneTree.epilogue(tree, c * column, n, paddedBlocks, 2, 2, p[first + c].sums, d, p[first + c].scales, terms);
+                            sumRows(terms, n, yOut[first + c], r0);
                         }
                         if (dotsOut != null) {
+                            LaneTree.reduce(tree, c * column, n * treeVectors, 2);
+                            LaneTree.finish(tree, c * column, n, paddedBlocks, 2, p[first + c].sums, dots);
                             for (int i = 0; i < n; i++) System.arraycopy(dots, i * paddedBlocks, dotsOut[first + c], (r0 + i) * blocks, blocks);
                         }
                     }
@@ -339,7 +344,8 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
             Prepared p = prepare(xs[0]);
             int[] tree = new int[treeVectors * Simd.LI], dots = new int[paddedBlocks];
             for (int r = 0; r < rows; r++) {
-                rowDots(r, 1, p.act, tree, Scratch.mine());
+                rowSums(r, 1, p.act, tree, Scratch.mine());
+                LaneTree.reduce(tree, 0, treeVectors, 2);
                 LaneTree.finish(tree, 0, 1, paddedBlocks, 2, p.sums, dots);
                 System.arraycopy(dots, 0, out[0], r * blocks, blocks);
             }

@@ -159,13 +159,14 @@ public final class T2pMatrix implements TernaryMatrix {
     private void decodeGroups(Prepared p, int start, int end, float[] y, int yOff) {
         Scratch s = Scratch.mine();
         int unit = paddedBlocks * 4;
-        int[] tree = s.tree(batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
+        int[] tree = s.tree(batch * paddedBlocks * Simd.LI);
         long[] headers = s.headers(batch * paddedBlocks);
-        float[] terms = s.terms(batch * unit);
+        float[] terms = s.terms(batch * unit), d = s.scales(batch * unit);
         for (int g0 = start; g0 < end; g0 += batch) {
             int n = Math.min(batch, end - g0);
-            groupDots(g0, n, p, tree, headers, dots);
-            LaneTree.terms(dots, headers, p.scales4, n, unit, terms);
+            pairSums(data, T2pBlock.blockOffset(g0, 0, cols), n, blocks, paddedBlocks, p.act, tree, headers);
+            LaneTree.fp16(headers, n * unit, d);
+            LaneTree.epilogue(tree, 0, n, unit, LEVELS, 2, p.sums4, d, p.scales4, terms);
             for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, y, yOff + 4 * (g0 + g));
         }
     }
@@ -243,7 +244,7 @@ public final class T2pMatrix implements TernaryMatrix {
             Scratch s = Scratch.mine();
             int[] tree = s.tree(TILE * batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
             long[] headers = s.headers(batch * paddedBlocks);
-            float[] terms = s.terms(batch * unit);
+            float[] terms = s.terms(batch * unit), d = s.scales(batch * unit);
             for (int g0 = start * batch; g0 < Math.min(groups, end * batch); g0 += batch) {
                 int n = Math.min(batch, groups - g0), column = n * paddedBlocks * Simd.LI;
                 for (int t = 0; t < tiles; t++) {
@@ -252,14 +253,15 @@ public final class T2pMatrix implements TernaryMatrix {
                         tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), blocks, p[first].act, p[first + 1].act, p[first + 2].act,
                                 p[first + 3].act, tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
                     }
+                    if (t == 0) LaneTree.fp16(headers, n * unit, d);   // the same scales for every tile
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                        LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
-                        LaneTree.finish(tree, c * column, n, unit, 2, p[first + c].sums4, dots);
                         if (yOut != null) {
-                            LaneTree.terms(dots, headers, p[first + c].scales4, n, unit, terms);
+                            LaneTree.epilogue(tree, c * column, n, unit, LEVELS, 2, p[first + c].sums4, d, p[first + c].scales4, terms);
                             for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut[first + c], 4 * (g0 + g));
                         }
                         if (dotsOut != null) {
+                            LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
+                            LaneTree.finish(tree, c * column, n, unit, 2, p[first + c].sums4, dots);
                             for (int g = 0; g < n; g++) {
                                 for (int r = 0; r < 4; r++) {
                                     for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = dots[g * unit + 4 * b + r];
