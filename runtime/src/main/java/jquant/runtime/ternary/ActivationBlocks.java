@@ -1,15 +1,13 @@
 package jquant.runtime.ternary;
 
 import static jdk.incubator.vector.VectorOperators.ADD;
-import static jdk.incubator.vector.VectorOperators.B2S;
-import static jdk.incubator.vector.VectorOperators.F2B;
-import static jdk.incubator.vector.VectorOperators.IS_FINITE;
+import static jdk.incubator.vector.VectorOperators.ASHR;
+import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.MAX;
 
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorMask;
 
 /**
  * One activation column quantized to int8 per block of {@value #BLOCK}: {@code scale = max|x| / 127},
@@ -29,7 +27,7 @@ public final class ActivationBlocks {
 
     /** 1.5 · 2^23: added and subtracted, rounds |v| &lt; 2^22 to an integer, ties to even. */
     private static final float ROUND = 0x1.8p23f;
-    private static final VectorMask<Byte> FIRST_F_LANES = Simd.B.indexInRange(0, Simd.F.length());
+    private static final int ROUND_BITS = Float.floatToRawIntBits(ROUND);
 
     private final byte[] q;
     private final float[] scales;
@@ -52,7 +50,8 @@ public final class ActivationBlocks {
                 if (v.eq(Byte.MIN_VALUE).anyTrue()) {
                     throw new IllegalArgumentException("activation " + (i + v.eq(Byte.MIN_VALUE).firstTrue()) + " is -128; the range is ±127");
                 }
-                sum = sum.add((ShortVector) v.convert(B2S, 0)).add((ShortVector) v.convert(B2S, 1));
+                ShortVector pairs = v.reinterpretAsShorts();
+                sum = sum.add(pairs.lanewise(LSHL, 8).lanewise(ASHR, 8)).add(pairs.lanewise(ASHR, 8));
             }
             sums[b] = sum.reduceLanes(ADD);   // |sum| ≤ 128 · 127: exact in a short
         }
@@ -63,32 +62,34 @@ public final class ActivationBlocks {
 
     /**
      * Quantizes {@code x[off, off + cols)} with vector arithmetic that rounds exactly as the
-     * definition: {@code x / scale} is one IEEE division per lane, and adding then subtracting 1.5·2^23
-     * rounds a float of magnitude below 2^22 to the nearest integer, ties to even, as {@link Math#rint}.
+     * definition: {@code x / scale} is one IEEE division per lane, and adding 1.5·2^23 rounds a float
+     * of magnitude below 2^22 to the nearest integer, ties to even, as {@link Math#rint}; that integer
+     * is then the float's low mantissa bits. A non-finite value shows as a non-finite block maximum
+     * (max propagates NaN) and is then looked up.
      */
     public static ActivationBlocks quantize(float[] x, int off, int cols) {
         if (cols <= 0 || cols % BLOCK != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + BLOCK);
         byte[] q = new byte[cols];
         float[] scales = new float[cols / BLOCK];
         int w = Simd.F.length();
+        int[] rounded = new int[BLOCK];
         for (int b = 0; b < scales.length; b++) {
             int at = off + b * BLOCK;
             FloatVector max = FloatVector.zero(Simd.F);
-            for (int i = 0; i < BLOCK; i += w) {
-                FloatVector v = FloatVector.fromArray(Simd.F, x, at + i);
-                if (v.test(IS_FINITE).not().anyTrue()) {
-                    int bad = at + i + v.test(IS_FINITE).not().firstTrue();
-                    throw new IllegalArgumentException("activation " + (bad - off) + " is " + x[bad]);
+            for (int i = 0; i < BLOCK; i += w) max = max.max(FloatVector.fromArray(Simd.F, x, at + i).abs());
+            float peak = max.reduceLanes(MAX);
+            if (!Float.isFinite(peak)) {
+                for (int i = at; i < at + BLOCK; i++) {
+                    if (!Float.isFinite(x[i])) throw new IllegalArgumentException("activation " + (i - off) + " is " + x[i]);
                 }
-                max = max.max(v.abs());
             }
-            float scale = max.reduceLanes(MAX) / 127f;
+            float scale = peak / 127f;
             scales[b] = scale;
             if (scale == 0f) continue;
             for (int i = 0; i < BLOCK; i += w) {
-                ((ByteVector) FloatVector.fromArray(Simd.F, x, at + i).div(scale).add(ROUND).sub(ROUND).convert(F2B, 0))
-                        .intoArray(q, b * BLOCK + i, FIRST_F_LANES);
+                FloatVector.fromArray(Simd.F, x, at + i).div(scale).add(ROUND).reinterpretAsInts().sub(ROUND_BITS).intoArray(rounded, i);
             }
+            for (int i = 0; i < BLOCK; i++) q[b * BLOCK + i] = (byte) rounded[i];
         }
         return new ActivationBlocks(q, scales);
     }

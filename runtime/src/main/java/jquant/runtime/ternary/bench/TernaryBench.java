@@ -131,7 +131,7 @@ public final class TernaryBench {
         float[] x = gaussian(5632, 11), y = new float[5632];
         long bytes = 0;
         for (TernaryLinearWeights w : ws) bytes += w.matrix().packedBytes();
-        for (int i = 0; i < 8; i++) token(ws, x, y);
+        warm(() -> token(ws, x, y));
         long best = Long.MAX_VALUE;
         for (int i = 0; i < 12; i++) {
             long t = System.nanoTime();
@@ -150,7 +150,7 @@ public final class TernaryBench {
 
     static void decodeLarge(Format f, TernaryLinearWeights w, double bandwidth) {
         float[] x = gaussian(LARGE.cols(), 12), y = new float[LARGE.rows()];
-        for (int i = 0; i < 10; i++) w.matmul(x, 1, y);
+        warm(() -> w.matmul(x, 1, y));
         long best = Long.MAX_VALUE;
         for (int i = 0; i < 20; i++) {
             long t = System.nanoTime();
@@ -167,10 +167,12 @@ public final class TernaryBench {
         float[] x = gaussian(width * 5632, 13), y = new float[width * 5632];
         double layerSeconds = 0, macs = 0;
         StringBuilder per = new StringBuilder();
+        warm(() -> {
+            for (int i = 0; i < LAYER.length; i++) ws[i].matmul(x, width, y);
+        });
         for (int i = 0; i < LAYER.length; i++) {
             TernaryLinearWeights w = ws[i];
-            int reps = width >= 64 ? (quick ? 1 : 2) : 5;
-            for (int k = 0; k < 2; k++) w.matmul(x, width, y);
+            int reps = width >= 64 ? (quick ? 2 : 3) : 5;
             long best = Long.MAX_VALUE;
             for (int k = 0; k < reps; k++) {
                 long t = System.nanoTime();
@@ -186,6 +188,17 @@ public final class TernaryBench {
                 macs / layerSeconds / 1e9, per.toString().trim(), width / (layerSeconds * LAYERS));
         return layerSeconds;
     }
+
+    /**
+     * Runs {@code work} for at least {@value #WARM_SECONDS} s: C2 compiles the kernels only after many
+     * calls, later still on a loaded machine, and a benchmark of the interpreter measures nothing.
+     */
+    static void warm(Runnable work) {
+        long until = System.nanoTime() + (long) (WARM_SECONDS * 1e9);
+        do work.run(); while (System.nanoTime() < until);
+    }
+
+    static final double WARM_SECONDS = 3;
 
     static float[] gaussian(int n, long seed) {
         Random rnd = new Random(seed);
