@@ -35,13 +35,22 @@ import jquant.runtime.kernels.WorkerPool;
  * the float epilogue converts each block's four fp16 row scales (8 bytes read beside the codes) in
  * vector lanes and adds the terms block by block, four rows at once.
  *
- * <p>Measured (1 thread, 2048 columns, 512-bit, same run as a memory-read probe of 24 GB/s): this
- * multiply-in-16-bit kernel streams 21 GB/s from memory and 24 GB/s from L2. Tried and dropped:
- * keeping 16 distinct activations per vector and duplicating them with a permute in the loop
- * (18.6 / 21 GB/s: the permutes cost more than the larger activation footprint), and mask-and-add
- * (each code bit tested into a mask, the activation or its double added under it: 9.7 GB/s, four
- * ops per code against three). Table lookup cannot run on this layout: a shuffle indexes one table
- * for all its lanes, and the lanes of a T2P word meet eight different activations.
+ * <p>What was tried, each measured against this kernel in the same run (1 thread, 2048 columns,
+ * 512 bits; the machine shared, load average 0.5–5):
+ * <ul>
+ *   <li>this multiply-in-16-bit kernel alone: 21 GB/s from memory (probe 24), 24 GB/s from L2;</li>
+ *   <li>16 distinct activations per vector, duplicated by a permute in the loop: 18.6 / 21 GB/s
+ *       (the permutes cost more than the larger activation footprint);</li>
+ *   <li>mask-and-add in 16-bit lanes (each code bit tested into a mask, the activation or its
+ *       double added under it): 9.7 / 10.4 GB/s — four operations per code against three;</li>
+ *   <li>table lookup (T-MAC / bitnet.cpp TL): cannot run on this layout for decode — a shuffle
+ *       indexes one table for all its lanes, and the lanes of a T2P word meet eight different
+ *       activations; it needs weights of many rows for one activation group side by side. For
+ *       prefill, with lanes as 32 columns, tables of the 16 sums of each activation pair indexed by
+ *       the nibbles of any 2-bit layout in place: 52–58 GMAC/s with a block's 64 KiB of tables in
+ *       L2, about 100 with tables forced into L1 (an upper bound), against 104–113 for this
+ *       kernel's prefill core — not kept.</li>
+ * </ul>
  */
 public final class T2pMatrix implements TernaryMatrix {
 

@@ -74,8 +74,8 @@ public final class TernaryBench {
     public static void main(String[] args) {
         boolean quick = List.of(args).contains("--quick");
         int layers = quick ? 4 : LAYERS;
-        System.out.printf("ternary bench: %s, %d cpus, %d layers of TinyLlama-1.1B shapes%n", Runtime.version(),
-                Runtime.getRuntime().availableProcessors(), layers);
+        System.out.printf("ternary bench: %s, %d cpus, kernels at %s, %d layers of TinyLlama-1.1B shapes%n", Runtime.version(),
+                Runtime.getRuntime().availableProcessors(), TernaryMatrix.vectorWidth(), layers);
         long t0 = System.nanoTime();
         MemorySegment probe = Arena.ofAuto().allocate(512L << 20, 64);
         for (long i = 0; i < probe.byteSize(); i += 8) probe.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i);
@@ -94,11 +94,9 @@ public final class TernaryBench {
                 System.out.printf("%n== %d thread%s, load average %s%n", threads, threads == 1 ? "" : "s", loadAverage());
                 double bw = bandwidth(probe, pool);
                 System.out.printf("memory read probe: %.1f GB/s%n", bw);
-                double[] msPerToken = new double[Format.values().length];
-                for (Format f : Format.values()) {
-                    TernaryLinearWeights[] ws = weights(f, model.get(f.ordinal()), pool);
-                    msPerToken[f.ordinal()] = decodeToken(f, ws, layers, bw);
-                }
+                TernaryLinearWeights[][] all = new TernaryLinearWeights[Format.values().length][];
+                for (Format f : Format.values()) all[f.ordinal()] = weights(f, model.get(f.ordinal()), pool);
+                double[] msPerToken = decodeTokens(all, layers, bw);
                 System.out.printf("  decode T2P / TQ2_0 %.2f×, T2P / PQ2_0 %.2f× (ms per token, inverted); probe again %.1f GB/s%n",
                         msPerToken[Format.TQ2_0.ordinal()] / msPerToken[0], msPerToken[Format.PQ2_0.ordinal()] / msPerToken[0], bandwidth(probe, pool));
                 for (Format f : Format.values()) {
@@ -126,22 +124,33 @@ public final class TernaryBench {
         return w;
     }
 
-    /** One token through every layer's seven matrices; best of several tokens after warm-up. */
-    static double decodeToken(Format f, TernaryLinearWeights[] ws, int layers, double bandwidth) {
+    /**
+     * One token through every layer's seven matrices, for every format: each warmed up, then rounds
+     * of one token per format in turn (so a change in the machine's load hits all alike), best of the
+     * rounds. Returns ms per token by format.
+     */
+    static double[] decodeTokens(TernaryLinearWeights[][] all, int layers, double bandwidth) {
         float[] x = gaussian(5632, 11), y = new float[5632];
-        long bytes = 0;
-        for (TernaryLinearWeights w : ws) bytes += w.matrix().packedBytes();
-        warm(() -> token(ws, x, y));
-        long best = Long.MAX_VALUE;
-        for (int i = 0; i < 12; i++) {
-            long t = System.nanoTime();
-            token(ws, x, y);
-            best = Math.min(best, System.nanoTime() - t);
+        for (TernaryLinearWeights[] ws : all) warm(() -> token(ws, x, y));
+        long[] best = new long[all.length];
+        java.util.Arrays.fill(best, Long.MAX_VALUE);
+        for (int round = 0; round < 16; round++) {
+            for (int f = 0; f < all.length; f++) {
+                long t = System.nanoTime();
+                token(all[f], x, y);
+                best[f] = Math.min(best[f], System.nanoTime() - t);
+            }
         }
-        double gbs = bytes / (double) best;
-        System.out.printf("  decode %-7s %3d layers %7.1f MB  %7.2f ms/token (22 layers: %6.2f)  %5.1f GB/s  %.2f of probe%n",
-                f, layers, bytes / 1e6, best / 1e6, best / 1e6 * LAYERS / layers, gbs, gbs / bandwidth);
-        return best / 1e6;
+        double[] ms = new double[all.length];
+        for (Format f : Format.values()) {
+            long bytes = 0;
+            for (TernaryLinearWeights w : all[f.ordinal()]) bytes += w.matrix().packedBytes();
+            double gbs = bytes / (double) best[f.ordinal()];
+            ms[f.ordinal()] = best[f.ordinal()] / 1e6;
+            System.out.printf("  decode %-7s %3d layers %7.1f MB  %7.2f ms/token (22 layers: %6.2f)  %5.1f GB/s  %.2f of probe%n",
+                    f, layers, bytes / 1e6, ms[f.ordinal()], ms[f.ordinal()] * LAYERS / layers, gbs, gbs / bandwidth);
+        }
+        return ms;
     }
 
     private static void token(TernaryLinearWeights[] ws, float[] x, float[] y) {
