@@ -115,9 +115,10 @@ public final class Ptq1Matrix implements TernaryMatrix {
     private static void blockSums(MemorySegment w, long base, int blocks, int pairs, short[] act, int[] tree) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
         for (int i = 0; i < pairs; i++) {
+            // the chunks of a block are other bytes of it: summing them lane by lane keeps per-block totals
             ShortVector p0 = ShortVector.zero(Simd.S), p1 = p0;
-            for (int c = 0; c < 2 * CHUNKS; c++) {
-                int b = 2 * i + c / CHUNKS, first = c % CHUNKS * Simd.LS, a = (2 * i * CHUNKS + c) * 5 * Simd.LS;
+            for (int c = 0; c < CHUNKS; c++) {
+                int b = 2 * i + 0, first = c * Simd.LS, a = (b * CHUNKS + c) * 5 * Simd.LS;
                 ShortVector v0 = (ShortVector) ByteVector.fromMemorySegment(Simd.B_HALF, w, base + (long) b * Ptq1Block.BYTES + first,
                         ByteOrder.LITTLE_ENDIAN, Simd.B_HALF.indexInRange(first, b < blocks ? CODE_BYTES : 0)).convertShape(ZERO_EXTEND_B2S, Simd.S, 0);
                 ShortVector v1 = v0.mul((short) 3).and((short) 0xFF), v2 = v1.mul((short) 3).and((short) 0xFF);
@@ -125,15 +126,26 @@ public final class Ptq1Matrix implements TernaryMatrix {
                 ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
                 ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
                 ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS);
-                ShortVector p = ShortVector.zero(Simd.S).add(y0, v0.compare(GE, (short) 86)).add(y0, v0.compare(GE, (short) 171))
+                p0 = p0.add(y0, v0.compare(GE, (short) 86)).add(y0, v0.compare(GE, (short) 171))
                         .add(y1, v1.compare(GE, (short) 86)).add(y1, v1.compare(GE, (short) 171))
                         .add(y2, v2.compare(GE, (short) 86)).add(y2, v2.compare(GE, (short) 171))
                         .add(y3, v3.compare(GE, (short) 86)).add(y3, v3.compare(GE, (short) 171))
                         .add(y4, v4.compare(GE, (short) 86)).add(y4, v4.compare(GE, (short) 171));
-                // lanes of a later chunk are other bytes of the same block: summing them keeps per-block totals
-                boolean second = c >= CHUNKS;
-                p0 = p0.add(second ? ShortVector.zero(Simd.S) : p);
-                p1 = p1.add(second ? p : ShortVector.zero(Simd.S));
+            }
+            for (int c = 0; c < CHUNKS; c++) {
+                int b = 2 * i + 1, first = c * Simd.LS, a = (b * CHUNKS + c) * 5 * Simd.LS;
+                ShortVector v0 = (ShortVector) ByteVector.fromMemorySegment(Simd.B_HALF, w, base + (long) b * Ptq1Block.BYTES + first,
+                        ByteOrder.LITTLE_ENDIAN, Simd.B_HALF.indexInRange(first, b < blocks ? CODE_BYTES : 0)).convertShape(ZERO_EXTEND_B2S, Simd.S, 0);
+                ShortVector v1 = v0.mul((short) 3).and((short) 0xFF), v2 = v1.mul((short) 3).and((short) 0xFF);
+                ShortVector v3 = v2.mul((short) 3).and((short) 0xFF), v4 = v3.mul((short) 3).and((short) 0xFF);
+                ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
+                ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
+                ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS);
+                p1 = p1.add(y0, v0.compare(GE, (short) 86)).add(y0, v0.compare(GE, (short) 171))
+                        .add(y1, v1.compare(GE, (short) 86)).add(y1, v1.compare(GE, (short) 171))
+                        .add(y2, v2.compare(GE, (short) 86)).add(y2, v2.compare(GE, (short) 171))
+                        .add(y3, v3.compare(GE, (short) 86)).add(y3, v3.compare(GE, (short) 171))
+                        .add(y4, v4.compare(GE, (short) 86)).add(y4, v4.compare(GE, (short) 171));
             }
             IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
             r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, i * Simd.LI);
