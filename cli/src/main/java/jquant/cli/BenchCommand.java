@@ -57,10 +57,15 @@ final class BenchCommand {
 
         Shape(ModelConfig config) { this.config = config; }
 
+        /** The name users type: {@code tinyllama-1.1b}. */
+        String label() {
+            return name().replace('_', '-').replace("1-1b", "1.1b");
+        }
+
         static final class Converter implements CommandLine.ITypeConverter<Shape> {
             @Override
             public Shape convert(String name) {
-                for (Shape s : values()) if (s.name().replace('_', '-').replace("1-1b", "1.1b").equalsIgnoreCase(name)) return s;
+                for (Shape s : values()) if (s.label().equalsIgnoreCase(name)) return s;
                 throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l");
             }
         }
@@ -94,7 +99,7 @@ final class BenchCommand {
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
                 GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
             }
-            System.out.printf("%s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, shape.name().replace('_', '-'),
+            System.out.printf("%s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, shape.label(),
                     seed, Files.size(file), (System.nanoTime() - t0) / 1e9, tokenizer.getFileName(), text.getFileName());
             return 0;
         }

@@ -8,6 +8,7 @@ import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
+import jquant.runtime.kernels.KernelWarmup;
 import jquant.formats.jqw.JqwModelMetadata;
 
 import java.io.IOException;
@@ -44,6 +45,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, Compute compute,
                                    LayerLoader.Policy loading) throws CheckpointException {
+        KernelWarmup.start();
         if (isPacked(path)) return openPacked(path, mode, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
