@@ -134,21 +134,28 @@ final class BenchCommand {
         @Mixin
         ModelOptions options = new ModelOptions();
 
-        /** Opens the model once per call, on the given compute, its layers loaded before any timing; closed by {@code opened}. */
-        DecodeBench.ModelLoader loader(List<AutoCloseable> opened) {
-            return compute -> {
-                LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
-                opened.add(m);
-                return m.model();
-            };
+        /** A whole-model bench, given the model's tokenizer and a loader that opens it on given threads. */
+        @FunctionalInterface
+        interface Bench {
+            void run(jquant.runtime.Tokenizer tokenizer, DecodeBench.ModelLoader loader) throws Exception;
         }
 
-        LoadedModel vocabularyOnly() throws Exception {
-            return LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels);
-        }
-
-        void check() {
+        /**
+         * Runs {@code bench}; the loader opens the model once per call on the compute it is given, every
+         * layer loaded before any timing, and everything opened is closed at the end.
+         */
+        void measure(Bench bench) throws Exception {
             for (int t : threadCounts) if (t < 1) throw new IllegalArgumentException("--thread-counts must be at least 1, got " + t);
+            List<AutoCloseable> opened = new ArrayList<>();
+            try (LoadedModel vocabulary = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+                bench.run(vocabulary.tokenizer(), compute -> {
+                    LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
+                    opened.add(m);
+                    return m.model();
+                });
+            } finally {
+                for (AutoCloseable c : opened) c.close();
+            }
         }
     }
 
@@ -165,19 +172,12 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            run.check();
             if (tokens < 1 || warmup < 0) throw new IllegalArgumentException("--tokens must be ≥ 1 and --warmup ≥ 0");
-            List<AutoCloseable> opened = new ArrayList<>();
-            try {
-                int[] prompt;
-                try (LoadedModel m = run.vocabularyOnly()) {
-                    prompt = m.tokenizer().encode("Once upon a time, there was a little girl named Lily.");
-                }
+            run.measure((tokenizer, loader) -> {
+                int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
                 System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model, prompt.length, tokens, warmup);
-                DecodeBench.run(run.loader(opened), prompt, warmup, tokens, run.threadCounts, System.out);
-            } finally {
-                for (AutoCloseable c : opened) c.close();
-            }
+                DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
+            });
             return 0;
         }
     }
@@ -198,21 +198,12 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            run.check();
             if (ctx < 2 || windows < 1) throw new IllegalArgumentException("--ctx must be ≥ 2 and --windows ≥ 1");
-            List<AutoCloseable> opened = new ArrayList<>();
-            try {
-                int[] tokens;
-                int bos;
-                try (LoadedModel m = run.vocabularyOnly()) {
-                    tokens = m.tokenizer().encode(Evaluation.readText(data));
-                    bos = m.tokenizer().bos();
-                }
+            run.measure((tokenizer, loader) -> {
+                int[] tokens = tokenizer.encode(Evaluation.readText(data));
                 System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model, data, windows, ctx);
-                PrefillBench.run(run.loader(opened), tokens, bos, ctx, windows, run.threadCounts, System.out);
-            } finally {
-                for (AutoCloseable c : opened) c.close();
-            }
+                PrefillBench.run(loader, tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
+            });
             return 0;
         }
     }
