@@ -23,6 +23,7 @@ import jquant.formats.Vocabulary;
 import jquant.formats.gguf.GgufSource;
 import jquant.formats.gguf.GgufWriter;
 import jquant.formats.llama2c.Llama2cTokenizerReader;
+import jquant.formats.safetensors.HfFolderWriter;
 import jquant.formats.synthetic.SyntheticCheckpoint;
 import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
@@ -72,8 +73,8 @@ final class BenchCommand {
     }
 
     @Command(name = "model", description = {"Write the benchmark model: a seeded Llama of the given shape with a few outlier "
-            + "channels, its matrices in float16, as model-f16.gguf, with the tok512 vocabulary (stories260K's) and "
-            + "TinyStories text beside it, so anyone can rerun the figures."})
+            + "channels, its matrices in float16, as model-f16.gguf and as a Hugging Face folder hf/, with the tok512 vocabulary "
+            + "(stories260K's) and TinyStories text beside it, so anyone can rerun the figures."})
     static final class Model implements Callable<Integer> {
         @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder to write into.")
         Path out;
@@ -96,10 +97,13 @@ final class BenchCommand {
             Vocabulary vocabulary = Llama2cTokenizerReader.read(tokenizer);
             Path file = out.resolve("model-" + type.name().toLowerCase() + ".gguf");
             long t0 = System.nanoTime();
+            Path hf = out.resolve("hf");
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
                 GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
+                HfFolderWriter.write(c, hf);
             }
-            System.out.printf("%s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, shape.label(),
+            Files.copy(copyResource("tok512.model"), hf.resolve("tokenizer.model"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            System.out.printf("%s and %s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, hf, shape.label(),
                     seed, Files.size(file), (System.nanoTime() - t0) / 1e9, tokenizer.getFileName(), text.getFileName());
             return 0;
         }
