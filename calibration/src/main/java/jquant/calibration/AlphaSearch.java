@@ -1,5 +1,6 @@
 package jquant.calibration;
 
+import jquant.quantize.QuantLimits;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
@@ -29,7 +30,6 @@ final class AlphaSearch {
     static final int GRID_POINTS = 20;
     static final int REFINE_POINTS = 4;
     static final float REFINE_STEP = 0.01f;
-    private static final float INT8_MAX = 127f;
 
     /** One member layer of the group: row-major {@code w[rows][cols]}. */
     record Member(float[] weights, int rows, int cols) {}
@@ -96,7 +96,7 @@ final class AlphaSearch {
         int d = f.length;
         float[] x = new float[sampleRows * d];
         if (range > 0) {
-            float step = range / INT8_MAX;
+            float step = range / QuantLimits.INT8_MAX;
             for (int t = 0; t < sampleRows; t++) {
                 for (int j = 0; j < d; j++) {
                     // |x / f| ≤ range on every calibration row, so the code stays within ±127.

@@ -7,6 +7,7 @@ import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
+import jquant.quantize.QuantLimits;
 import jquant.quantize.RelativeError;
 import jquant.quantize.TensorPlan;
 
@@ -38,8 +39,8 @@ public final class BitAllocation {
      */
     public record Options(double budget, Scope scope, Metric metric, boolean weighted) {
         public Options {
-            if (!(budget >= 1 && budget <= 8)) {
-                throw new IllegalArgumentException("budget " + budget + " bits per weight is outside [1, 8]");
+            if (!QuantLimits.isBudget(budget)) {
+                throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
             }
         }
     }

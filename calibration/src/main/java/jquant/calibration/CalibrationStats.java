@@ -1,6 +1,7 @@
 package jquant.calibration;
 
 import jquant.formats.TensorKind;
+import jquant.quantize.QuantLimits;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,7 +31,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
 
     public CalibrationStats {
         if (tokens <= 0) throw new IllegalArgumentException("calibration ran " + tokens + " tokens");
-        if (referenceBits < 1 || referenceBits > 8) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside 1..8");
+        if (!QuantLimits.isBitWidth(referenceBits)) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside " + QuantLimits.BIT_RANGE);
         groups = List.copyOf(groups);
         SequencedMap<String, float[]> copy = new LinkedHashMap<>();
         outputMax.forEach((name, v) -> {

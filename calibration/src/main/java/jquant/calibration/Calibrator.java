@@ -3,6 +3,7 @@ package jquant.calibration;
 import jquant.formats.Checkpoint;
 import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
+import jquant.quantize.QuantLimits;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
@@ -49,7 +50,7 @@ public final class Calibrator {
             if (maxTokens < 2) throw new IllegalArgumentException("calibration needs at least 2 tokens, got --tokens " + maxTokens);
             if (context < 2) throw new IllegalArgumentException("calibration windows need at least 2 tokens, got " + context);
             if (sampleTokens < 1) throw new IllegalArgumentException("the α search needs at least 1 sampled token, got " + sampleTokens);
-            if (referenceBits < 1 || referenceBits > 8) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside 1..8");
+            if (!QuantLimits.isBitWidth(referenceBits)) throw new IllegalArgumentException("reference bit width " + referenceBits + " outside " + QuantLimits.BIT_RANGE);
         }
     }
 

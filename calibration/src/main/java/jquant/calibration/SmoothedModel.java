@@ -7,6 +7,7 @@ import jquant.formats.RopeConvention;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
+import jquant.quantize.QuantLimits;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
 import jquant.runtime.LinearWeightsFactory;
@@ -52,7 +53,6 @@ import java.util.SequencedMap;
  * reads.
  */
 public final class SmoothedModel implements Checkpoint {
-    private static final float INT8_MAX = 127f;
 
     private final Checkpoint base;
     private final CalibrationStats stats;
@@ -106,7 +106,7 @@ public final class SmoothedModel implements Checkpoint {
 
     /** The static int8 input scale: {@link #inputRange} / 127. */
     public float inputScale(TensorKind kind, int layer) {
-        return inputRange(kind, layer) / INT8_MAX;
+        return inputRange(kind, layer) / QuantLimits.INT8_MAX;
     }
 
     /** Static per-tensor range of the smoothed output {@code o / S_O'^β}: 1 unless a channel was floored. */
@@ -120,7 +120,7 @@ public final class SmoothedModel implements Checkpoint {
 
     /** The static int8 output scale: {@link #outputRange} / 127. */
     public float outputScale(TensorKind kind, int layer) {
-        return outputRange(kind, layer) / INT8_MAX;
+        return outputRange(kind, layer) / QuantLimits.INT8_MAX;
     }
 
     /** A norm vector with its group's input factors divided out. */

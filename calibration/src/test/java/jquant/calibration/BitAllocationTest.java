@@ -5,6 +5,7 @@ import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
 import jquant.quantize.TensorPlan;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -13,13 +14,14 @@ import java.util.concurrent.ForkJoinPool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class BitAllocationTest {
 
     @Test
     void perTensorPlanOnSmoothedWeightsIsIndependentOfThreads() throws Exception {
-        CalibrationStats stats = Shared.storiesStats();
+        CalibrationStats stats = StoriesFixture.storiesStats();
         BitAllocation.Options options = new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.EXACT, true);
-        try (Checkpoint c = Shared.stories260K()) {
+        try (Checkpoint c = StoriesFixture.stories260K()) {
             BitPlan plan = BitAllocation.allocate(c, stats, options, (d, n) -> {});
             assertThat(plan.tensors()).hasSize(7 * c.config().layers() + 1);
             for (TensorPlan t : plan.tensors()) {
@@ -43,8 +45,8 @@ class BitAllocationTest {
 
     @Test
     void modelScopeSpendsOneBudgetAndBadRequestsAreRefused() throws IOException {
-        try (Checkpoint c = Shared.stories260K()) {
-            BitPlan plan = BitAllocation.allocate(c, Shared.storiesStats(),
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(),
                     new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL, Metric.APPROX, false), (d, n) -> {});
             assertThat(plan.averageBits()).isLessThanOrEqualTo(3.5).isGreaterThan(3.5 - 512.0 / plan.weights());
             assertThatThrownBy(() -> BitAllocation.allocate(c, null, new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, true), (d, n) -> {}))

@@ -8,6 +8,8 @@ import jquant.runtime.DenseF32Weights;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Tokenizer;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,17 +23,18 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class CalibratorTest {
 
     @Test
     void statsBoundEveryActivationSeen() throws IOException {
-        CalibrationStats stats = Shared.storiesStats();
+        CalibrationStats stats = StoriesFixture.storiesStats();
         // An independent observer (on the same kernels) records max |x| and max |o| over the first window (512 tokens) of the same text.
         Map<String, float[]> inMax = new HashMap<>(), outMax = new HashMap<>();
         Compute compute = Compute.vector();
-        try (Checkpoint c = Shared.stories260K()) {
+        try (Checkpoint c = StoriesFixture.stories260K()) {
             LlamaModel model = LlamaModel.load(c, compute, (kind, layer, tensor) -> observed(kind, layer, tensor, compute, inMax, outMax));
-            int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 512);
+            int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(StoriesFixture.text()), 512);
             model.newSession(512).forward(tokens, 0);
             assertThat(stats.groups()).hasSize(4 * c.config().layers() + 1);
             assertThat(stats.tokens()).isEqualTo(2048);
@@ -73,10 +76,10 @@ class CalibratorTest {
 
     @Test
     void calibrationIsDeterministicAndSurvivesTheFile(@TempDir Path dir) throws IOException {
-        CalibrationStats first = Shared.storiesStats();
+        CalibrationStats first = StoriesFixture.storiesStats();
         CalibrationStats again;
-        try (Checkpoint c = Shared.stories260K()) {
-            again = Calibrator.calibrate(c, Shared.text(), Shared.OPTIONS, (stage, done, total) -> {});
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, (stage, done, total) -> {});
         }
         assertThat(again).isEqualTo(first);
         Path file = dir.resolve("stats.gguf");
@@ -90,7 +93,7 @@ class CalibratorTest {
 
     @Test
     void aModelIsNotAStatsFile() throws IOException {
-        Path model = Shared.path("models", "stories260K-f32.gguf");
+        Path model = SharedFiles.model("stories260K-f32.gguf");
         assertThat(CalibrationStatsFile.recognises(model)).isFalse();
         assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not a calibration stats file");

@@ -7,6 +7,8 @@ import jquant.runtime.Compute;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Tokenizer;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -16,11 +18,12 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class SmoothingTest {
 
     /** Logits of the first 64 tokens of the calibration text. */
     private static float[] logits(LlamaModel model, Checkpoint c) throws IOException {
-        int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(Shared.text()), 64);
+        int[] tokens = Arrays.copyOf(Tokenizer.of(c.vocabulary().orElseThrow()).encode(StoriesFixture.text()), 64);
         return model.newSession(64).forward(tokens, 0);
     }
 
@@ -44,9 +47,9 @@ class SmoothingTest {
 
     @Test
     void smoothedModelComputesTheOriginalLogits() throws IOException {
-        CalibrationStats chosen = Shared.storiesStats();
+        CalibrationStats chosen = StoriesFixture.storiesStats();
         Compute compute = Compute.vector();
-        try (Checkpoint c = Shared.stories260K()) {
+        try (Checkpoint c = StoriesFixture.stories260K()) {
             float[] original = logits(LlamaModel.load(c), c);
             for (CalibrationStats stats : List.of(chosen, withAlpha(chosen, 1f), withAlpha(chosen, 0.5f))) {
                 SmoothedModel smoothed = Smoothing.apply(c, stats);
@@ -61,8 +64,8 @@ class SmoothingTest {
 
     @Test
     void smoothingMovesTheInputRangeIntoTheWeights() throws IOException {
-        CalibrationStats stats = withAlpha(Shared.storiesStats(), 1f);
-        try (Checkpoint c = Shared.stories260K()) {
+        CalibrationStats stats = withAlpha(StoriesFixture.storiesStats(), 1f);
+        try (Checkpoint c = StoriesFixture.stories260K()) {
             SmoothedModel smoothed = Smoothing.apply(c, stats);
             for (int layer = 0; layer < c.config().layers(); layer++) {
                 // At α = 1 every untied input channel's range becomes 1 (x / S_I); o_proj's tied channels stay ≤ 1.
@@ -80,8 +83,8 @@ class SmoothingTest {
 
     @Test
     void statsFromAnotherModelAreRefused() throws IOException {
-        CalibrationStats stats = Shared.storiesStats();
-        try (Checkpoint other = Checkpoints.open(Shared.path("models", "stories260K-Q8_0.gguf"))) {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        try (Checkpoint other = Checkpoints.open(SharedFiles.model("stories260K-Q8_0.gguf"))) {
             assertThatThrownBy(() -> Smoothing.apply(other, stats))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another model").hasMessageContaining("stories260K.bin");
         }

@@ -8,13 +8,14 @@ import jquant.formats.Checkpoints;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
+import jquant.quantize.QuantLimits;
 import jquant.quantize.TensorPlan;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -77,8 +78,8 @@ final class AllocateCommand implements Callable<Integer> {
 
     private BitAllocation.Options options() {
         CommandLine cmd = spec.commandLine();
-        if (!(budget >= 1 && budget <= 8)) {
-            throw new CommandLine.ParameterException(cmd, "--budget " + budget + " is outside [1, 8] bits per weight");
+        if (!QuantLimits.isBudget(budget)) {
+            throw new CommandLine.ParameterException(cmd, "--budget " + budget + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
         }
         BitAllocation.Scope s = switch (scope) {
             case "tensor" -> BitAllocation.Scope.TENSOR;

@@ -1,42 +1,288 @@
 package jquant.cli;
 
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
-
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
+import jquant.bench.AllocatorBench;
+import jquant.bench.DecodeBench;
+import jquant.bench.PrefillBench;
+import jquant.bench.RuntimeBench;
+import jquant.bench.TernaryBench;
+import jquant.bench.TtftBench;
+import jquant.bench.UnpackBench;
+import jquant.formats.DType;
+import jquant.formats.ModelConfig;
+import jquant.formats.Vocabulary;
+import jquant.formats.gguf.GgufSource;
+import jquant.formats.gguf.GgufWriter;
+import jquant.formats.llama2c.Llama2cTokenizerReader;
+import jquant.formats.safetensors.HfFolderWriter;
+import jquant.formats.synthetic.SyntheticCheckpoint;
+import jquant.formats.synthetic.SyntheticLlama;
+import jquant.reports.Evaluation;
+import jquant.runtime.Compute;
+import jquant.runtime.LayerLoader;
+import jquant.runtime.LoadedModel;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
- * {@code jquant bench NAME [args]}: runs one of the benchmark programs shipped with the modules. Each
- * prints its figures as ratios against a baseline it measures in the same run (memory bandwidth,
- * memcpy, the scalar twin), because these machines are shared and noisy.
+ * {@code jquant bench}: whole-model benchmarks and the benchmark model they run on. Each prints its
+ * figures as ratios against a baseline it measures in the same run (memory bandwidth, memcpy, the
+ * scalar twin, the stock layout), because these machines are shared and noisy. The JMH kernel
+ * micro-benchmarks run from {@code bench/target/benchmarks.jar}.
  */
-@Command(name = "bench", description = {
-        "Run a benchmark: each prints ratios against a baseline measured in the same run.",
-        "  runtime [stories260K.bin]        memory bandwidth, f32 matvec, eval tokens/s (vector vs scalar)",
-        "  unpack [channels length reps]    weightlet unpack GB/s vs memcpy, vs the Figure-13 baselines",
-        "  allocator                        RE tables and greedy allocation of a 4096×14336 tensor",
-        "  ternary [cols]                   ternary matvec GB/s vs bandwidth and prefill GMAC/s: PQ2_0, PTQ1_0, T2P"})
-final class BenchCommand implements Callable<Integer> {
+@Command(name = "bench", description = "Benchmarks; each prints ratios against a baseline measured in the same run.",
+        subcommands = {BenchCommand.Model.class, BenchCommand.Decode.class, BenchCommand.Prefill.class, BenchCommand.Ttft.class,
+                BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class})
+final class BenchCommand {
 
-    @Parameters(index = "0", paramLabel = "<name>", description = "runtime, unpack, allocator or ternary")
-    String name;
+    /** Model shapes {@code bench model} generates. */
+    enum Shape {
+        /** TinyLlama-1.1B's blocks with a 512-token vocabulary: 971M weights, the figures in MACHINE.md. */
+        tinyllama_1_1b(new ModelConfig(2048, 5632, 22, 32, 4, 512, 2048, 10000f, 1e-5f, false)),
+        /** Two blocks of the same width: a quick check of the commands. */
+        tinyllama_2l(new ModelConfig(2048, 5632, 2, 32, 4, 512, 2048, 10000f, 1e-5f, false));
 
-    @Parameters(index = "1..*", paramLabel = "<arg>", description = "Arguments passed to the benchmark.")
-    List<String> args = new ArrayList<>();
+        final ModelConfig config;
 
-    @Override
-    public Integer call() throws Exception {
-        String[] a = args.toArray(String[]::new);
-        switch (name) {
-            case "runtime" -> jquant.runtime.bench.RuntimeBench.main(a);
-            case "unpack" -> jquant.pack.bench.UnpackBench.main(a);
-            case "allocator" -> jquant.quantize.bench.AllocatorBench.main(a);
-            case "ternary" -> jquant.runtime.ternary.bench.TernaryBench.main(a);
-            default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "unknown benchmark '" + name + "': choose runtime, unpack, allocator or ternary");
+        Shape(ModelConfig config) { this.config = config; }
+
+        /** The name users type: {@code tinyllama-1.1b}. */
+        String label() {
+            return name().replace('_', '-').replace("1-1b", "1.1b");
         }
-        return 0;
+
+        static final class Converter implements CommandLine.ITypeConverter<Shape> {
+            @Override
+            public Shape convert(String name) {
+                for (Shape s : values()) if (s.label().equalsIgnoreCase(name)) return s;
+                throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l");
+            }
+        }
+    }
+
+    @Command(name = "model", description = {"Write the benchmark model: a seeded Llama of the given shape with a few outlier "
+            + "channels, its matrices in float16, as model-f16.gguf and as a Hugging Face folder hf/, with the tok512 vocabulary "
+            + "(stories260K's) and TinyStories text beside it, so anyone can rerun the figures."})
+    static final class Model implements Callable<Integer> {
+        @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder to write into.")
+        Path out;
+
+        @Option(names = "--shape", defaultValue = "tinyllama-1.1b", converter = Shape.Converter.class,
+                description = "tinyllama-1.1b (dim 2048, hidden 5632, 22 layers, 32/4 heads, vocab 512) or tinyllama-2l (default: ${DEFAULT-VALUE}).")
+        Shape shape;
+
+        @Option(names = "--seed", defaultValue = "1", description = "Seed of the weights (default: ${DEFAULT-VALUE}).")
+        long seed;
+
+        @Option(names = "--type", defaultValue = "f16", converter = MatrixType.class, paramLabel = "f16|bf16|f32",
+                description = "Type of the matrices (default: ${DEFAULT-VALUE}).")
+        DType type;
+
+        @Override
+        public Integer call() throws Exception {
+            Files.createDirectories(out);
+            Path tokenizer = copyResource("tok512.bin"), text = copyResource("tinystories-eval.txt");
+            Vocabulary vocabulary = Llama2cTokenizerReader.read(tokenizer);
+            Path file = out.resolve("model-" + type.name().toLowerCase() + ".gguf");
+            long t0 = System.nanoTime();
+            Path hf = out.resolve("hf");
+            try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
+                GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
+                HfFolderWriter.write(c, hf);
+            }
+            Files.copy(copyResource("tok512.model"), hf.resolve("tokenizer.model"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            System.out.printf("%s and %s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, hf, shape.label(),
+                    seed, Files.size(file), (System.nanoTime() - t0) / 1e9, tokenizer.getFileName(), text.getFileName());
+            return 0;
+        }
+
+        private Path copyResource(String name) throws IOException {
+            Path target = out.resolve(name);
+            try (InputStream in = BenchCommand.class.getResourceAsStream("demo/stories260K/" + name)) {
+                if (in == null) throw new IOException("the jquant jar lacks its bundled " + name);
+                Files.copy(in, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+            return target;
+        }
+    }
+
+    static final class MatrixType implements CommandLine.ITypeConverter<DType> {
+        @Override
+        public DType convert(String name) {
+            for (DType t : new DType[] {DType.F16, DType.BF16, DType.F32}) if (t.name().equalsIgnoreCase(name)) return t;
+            throw new CommandLine.TypeConversionException("'" + name + "' is not one of f16, bf16, f32");
+        }
+    }
+
+    /** Options of the benches that run a model. */
+    static final class RunOptions {
+        @Parameters(index = "0", paramLabel = "<model>", description = "Model (llama2.c .bin, GGUF, HF folder, jquant .jqw).")
+        Path model;
+
+        @Option(names = "--thread-counts", defaultValue = "1,2", split = ",", paramLabel = "<n,…>",
+                description = "Thread counts to measure, each with its own memory probe (default: ${DEFAULT-VALUE}).")
+        int[] threadCounts;
+
+        @Mixin
+        ModelOptions options = new ModelOptions();
+
+        /** A whole-model bench, given the model's tokenizer and a loader that opens it on given threads. */
+        @FunctionalInterface
+        interface Bench {
+            void run(jquant.runtime.Tokenizer tokenizer, DecodeBench.ModelLoader loader) throws Exception;
+        }
+
+        /**
+         * Runs {@code bench}; the loader opens the model once per call on the compute it is given, every
+         * layer loaded before any timing, and everything opened is closed at the end.
+         */
+        void measure(Bench bench) throws Exception {
+            for (int t : threadCounts) if (t < 1) throw new IllegalArgumentException("--thread-counts must be at least 1, got " + t);
+            List<AutoCloseable> opened = new ArrayList<>();
+            try (LoadedModel vocabulary = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+                bench.run(vocabulary.tokenizer(), compute -> {
+                    LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
+                    opened.add(m);
+                    return m.model();
+                });
+            } finally {
+                for (AutoCloseable c : opened) c.close();
+            }
+        }
+    }
+
+    @Command(name = "decode", description = "Decode ms/token and weight bytes read per token ÷ time, against a memory-read probe measured in the same run.")
+    static final class Decode implements Callable<Integer> {
+        @Mixin
+        RunOptions run = new RunOptions();
+
+        @Option(names = "--tokens", defaultValue = "32", description = "Timed decode steps (default: ${DEFAULT-VALUE}).")
+        int tokens;
+
+        @Option(names = "--warmup", defaultValue = "8", description = "Untimed decode steps first (default: ${DEFAULT-VALUE}).")
+        int warmup;
+
+        @Override
+        public Integer call() throws Exception {
+            if (tokens < 1 || warmup < 0) throw new IllegalArgumentException("--tokens must be ≥ 1 and --warmup ≥ 0");
+            run.measure((tokenizer, loader) -> {
+                int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
+                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model, prompt.length, tokens, warmup);
+                DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
+            });
+            return 0;
+        }
+    }
+
+    @Command(name = "prefill", description = "Prefill tokens/s on windows of a text, as jquant eval (llama-perplexity) computes them.")
+    static final class Prefill implements Callable<Integer> {
+        @Mixin
+        RunOptions run = new RunOptions();
+
+        @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 text file.")
+        Path data;
+
+        @Option(names = "--ctx", defaultValue = "256", description = "Window length (default: ${DEFAULT-VALUE}).")
+        int ctx;
+
+        @Option(names = "--windows", defaultValue = "16", description = "Timed windows (default: ${DEFAULT-VALUE}).")
+        int windows;
+
+        @Override
+        public Integer call() throws Exception {
+            if (ctx < 2 || windows < 1) throw new IllegalArgumentException("--ctx must be ≥ 2 and --windows ≥ 1");
+            run.measure((tokenizer, loader) -> {
+                int[] tokens = tokenizer.encode(Evaluation.readText(data));
+                System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model, data, windows, ctx);
+                PrefillBench.run(loader, tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
+            });
+            return 0;
+        }
+    }
+
+    @Command(name = "ttft", description = "Time to first token of jquant run in a fresh process, cold and warm page cache, layer-pipelined against eager loading.")
+    static final class Ttft implements Callable<Integer> {
+        @Parameters(index = "0", paramLabel = "<model>", description = "Model file or folder.")
+        Path model;
+
+        @Option(names = "--data", required = true, paramLabel = "<text>", description = "Text whose start is the prompt.")
+        Path data;
+
+        @Option(names = "--prompt-tokens", defaultValue = "256", description = "Prompt length (default: ${DEFAULT-VALUE}).")
+        int promptTokens;
+
+        @Option(names = "--repeats", defaultValue = "3", description = "Runs per case; the median is reported (default: ${DEFAULT-VALUE}).")
+        int repeats;
+
+        @Mixin
+        ModelOptions options = new ModelOptions();
+
+        @Override
+        public Integer call() throws Exception {
+            if (promptTokens < 1 || repeats < 1) throw new IllegalArgumentException("--prompt-tokens and --repeats must be ≥ 1");
+            String prompt;
+            try (LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+                int[] ids = m.tokenizer().encode(Evaluation.readText(data));
+                if (ids.length < promptTokens) throw new IllegalArgumentException(data + " has only " + ids.length + " tokens");
+                int skipBos = m.tokenizer().addsBos() ? 1 : 0;
+                prompt = m.tokenizer().decode(Arrays.copyOfRange(ids, skipBos, promptTokens));
+            }
+            List<String> command = new ArrayList<>();
+            command.add(ProcessHandle.current().info().command().orElse("java"));
+            command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels", options.kernels.name()));
+            if (options.tokenizer != null) modelArgs.addAll(List.of("--tokenizer", options.tokenizer.toString()));
+            PrintStream out = System.out;
+            out.printf("ttft: %s, prompt of %d tokens, %d runs per case (median)%n", model, promptTokens, repeats);
+            TtftBench.run(command, model, prompt, modelArgs, repeats, out);
+            return 0;
+        }
+    }
+
+    /** The bench module's programs, which take their own arguments. */
+    abstract static class Program implements Callable<Integer> {
+        @Parameters(paramLabel = "<arg>", description = "Arguments passed to the program.")
+        List<String> args = new ArrayList<>();
+
+        abstract void main(String[] args) throws Exception;
+
+        @Override
+        public Integer call() throws Exception {
+            main(args.toArray(String[]::new));
+            return 0;
+        }
+    }
+
+    @Command(name = "runtime", description = "[stories260K.bin] memory bandwidth, f32 matvec, eval tokens/s (vector vs scalar)")
+    static final class Runtime extends Program {
+        @Override void main(String[] a) throws Exception { RuntimeBench.main(a); }
+    }
+
+    @Command(name = "unpack", description = "[channels length reps] weightlet unpack GB/s vs memcpy, vs the Figure-13 baselines")
+    static final class Unpack extends Program {
+        @Override void main(String[] a) throws Exception { UnpackBench.main(a); }
+    }
+
+    @Command(name = "allocator", description = "RE tables and greedy allocation of a 4096×14336 tensor")
+    static final class Allocator extends Program {
+        @Override void main(String[] a) throws Exception { AllocatorBench.main(a); }
+    }
+
+    @Command(name = "ternary", description = "[cols] ternary matvec GB/s vs bandwidth and prefill GMAC/s: PQ2_0, PTQ1_0, T2P")
+    static final class Ternary extends Program {
+        @Override void main(String[] a) throws Exception { TernaryBench.main(a); }
     }
 }

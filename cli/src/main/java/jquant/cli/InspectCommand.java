@@ -1,29 +1,31 @@
 package jquant.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
-import jquant.calibration.GroupStats;
+import jquant.calibration.CalibrationStatsReport;
 import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointReport;
 import jquant.formats.Checkpoints;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
-import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
+import jquant.pack.model.ModelPacker;
+import jquant.pack.model.PackedFileReport;
+import jquant.pack.model.TensorEncoding;
+import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.lang.reflect.Array;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -50,7 +52,7 @@ final class InspectCommand implements Callable<Integer> {
         if (CalibrationStatsFile.recognises(checkpoint)) return inspectStats();
         if (LoadedModel.isPacked(checkpoint)) return inspectPacked();
         try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer)) {
-            Map<String, Object> report = describe(c);
+            Map<String, Object> report = CheckpointReport.describe(c);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
@@ -70,7 +72,7 @@ final class InspectCommand implements Callable<Integer> {
             if (json) {
                 out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
             } else {
-                PackedFileReport.print(report, out);
+                printPacked(report, out);
             }
         }
         out.flush();
@@ -82,7 +84,7 @@ final class InspectCommand implements Callable<Integer> {
         CalibrationStats stats = CalibrationStatsFile.read(checkpoint);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(describe(stats)));
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(CalibrationStatsReport.describe(stats)));
         } else {
             out.printf("%s  (calibration stats, %s)%n", checkpoint, CalibrationStatsFile.ARCHITECTURE);
             out.printf("  model %s (fingerprint %s), %d tokens, α search on %d sampled rows at %d-bit weights, beta %s%n%n",
@@ -90,119 +92,12 @@ final class InspectCommand implements Callable<Integer> {
             CalibrateCommand.printAlphas(out, stats);
             out.println();
             out.printf("  %-24s %8s %12s%n", "output (S_O)", "channels", "max |o|");
-            stats.outputMax().forEach((name, v) -> out.printf("  %-24s %8d %12.4g%n", name, v.length, max(v)));
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> outputs = (List<Map<String, Object>>) CalibrationStatsReport.describe(stats).get("outputs");
+            for (Map<String, Object> o : outputs) out.printf("  %-24s %8d %12.4g%n", o.get("name"), o.get("channels"), o.get("oMax"));
         }
         out.flush();
         return 0;
-    }
-
-    static Map<String, Object> describe(CalibrationStats stats) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("format", CalibrationStatsFile.ARCHITECTURE);
-        r.put("model", stats.model());
-        r.put("fingerprint", stats.fingerprint());
-        r.put("tokens", stats.tokens());
-        r.put("sampleTokens", stats.sampleTokens());
-        r.put("referenceBits", stats.referenceBits());
-        r.put("beta", CalibrationStats.BETA);
-        List<Map<String, Object>> groups = new ArrayList<>();
-        for (GroupStats g : stats.groups()) {
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("name", g.name());
-            row.put("channels", g.channels());
-            row.put("alpha", g.alpha());
-            row.put("xMax", g.inputRange());
-            row.put("alphaError", g.alphaError());
-            row.put("unsmoothedError", g.unsmoothedError());
-            row.put("x2MeanMax", max(g.inputMeanSquare()));
-            groups.add(row);
-        }
-        r.put("groups", groups);
-        List<Map<String, Object>> outputs = new ArrayList<>();
-        stats.outputMax().forEach((name, v) -> {
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("name", name);
-            row.put("channels", v.length);
-            row.put("oMax", max(v));
-            outputs.add(row);
-        });
-        r.put("outputs", outputs);
-        return r;
-    }
-
-    private static float max(float[] v) {
-        float m = 0;
-        for (float x : v) m = Math.max(m, x);
-        return m;
-    }
-
-    /** The inspect report as plain maps and lists, the shape of the JSON output. */
-    static Map<String, Object> describe(Checkpoint c) {
-        ModelConfig cfg = c.config();
-        Map<String, String> canonical = canonicalNames(c);
-        List<Map<String, Object>> tensors = new ArrayList<>();
-        long params = 0, bytes = 0;
-        for (Tensor t : c.tensors().values()) {
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("name", t.name());
-            row.put("canonical", canonical.getOrDefault(t.name(), ""));
-            row.put("shape", t.shape());
-            row.put("dtype", t.dtype().name());
-            row.put("bytes", t.byteSize());
-            tensors.add(row);
-            params += t.elements();
-            bytes += t.byteSize();
-        }
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("file", c.source().toString());
-        r.put("format", c.format());
-        r.put("architecture", "llama");
-        r.put("config", cfg);
-        r.put("headDim", cfg.headDim());
-        r.put("rope", c.rope().name());
-        c.vocabulary().ifPresent(v -> {
-            Map<String, Object> vocab = new LinkedHashMap<>();
-            vocab.put("kind", v.kind().name());
-            vocab.put("size", v.size());
-            vocab.put("bos", v.bos());
-            vocab.put("eos", v.eos());
-            vocab.put("addBos", v.addBos());
-            if (v.kind() == Vocabulary.Kind.BPE) {
-                vocab.put("preTokenizer", v.preTokenizer().llamaCppName().orElse(null));
-                vocab.put("splitPatterns", v.preTokenizer().patterns());
-                vocab.put("ignoreMerges", v.ignoreMerges());
-            }
-            r.put("vocabulary", vocab);
-        });
-        r.put("tensors", tensors);
-        Map<String, Object> totals = new LinkedHashMap<>();
-        totals.put("tensors", tensors.size());
-        totals.put("elements", params);
-        totals.put("bytes", bytes);
-        r.put("totals", totals);
-        Map<String, Object> meta = new LinkedHashMap<>();
-        c.metadata().forEach((k, v) -> meta.put(k, summarize(v)));
-        r.put("metadata", meta);
-        return r;
-    }
-
-    private static Map<String, String> canonicalNames(Checkpoint c) {
-        Map<String, String> names = new HashMap<>();
-        for (TensorKind kind : TensorKind.values()) {
-            int layers = kind.perLayer() ? c.config().layers() : 1;
-            for (int l = 0; l < layers; l++) {
-                int layer = l;
-                c.sourceName(kind, l).ifPresent(n -> names.put(n, kind.canonicalName(layer)));
-            }
-        }
-        return names;
-    }
-
-    /** Long arrays (GGUF token lists) are shown as their type and length, not their content. */
-    private static Object summarize(Object v) {
-        if (v instanceof List<?> l && l.size() > 8) return "[" + l.size() + " items]";
-        if (v != null && v.getClass().isArray() && Array.getLength(v) > 8) return "[" + Array.getLength(v) + " items]";
-        return v;
     }
 
     private static void printTables(Checkpoint c, Map<String, Object> r, PrintWriter out) {
@@ -236,6 +131,47 @@ final class InspectCommand implements Callable<Integer> {
             out.println();
             out.println("  metadata:");
             meta.forEach((k, v) -> out.printf("    %s = %s%n", k, v));
+        }
+    }
+
+    private static void printPacked(ObjectNode r, PrintWriter out) {
+        JsonNode m = r.path("model"), q = r.path("quantization"), tok = r.path("tokenizer");
+        out.printf("%s  (%s, %,d bytes)%n", r.path("file").asText(), r.path("format").asText(), r.path("bytes").asLong());
+        out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d, vocab %d, context %d, rope %s, %s embeddings%n",
+                m.path("dim").asInt(), m.path("hiddenDim").asInt(), m.path("layers").asInt(), m.path("heads").asInt(), m.path("kvHeads").asInt(),
+                m.path("vocabSize").asInt(), m.path("maxSeqLen").asInt(), m.path("rope").asText().toLowerCase().replace('_', '-'),
+                m.path("tiedEmbeddings").asBoolean() ? "tied" : "separate");
+        out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%n", tok.path("kind").asText().toLowerCase(), tok.path("size").asInt(),
+                tok.path("bos").asInt(), tok.path("eos").asInt());
+        out.printf("  plan: budget %s, average %.4f bits over %d tensors; kept float32: %s; static activation scales: %s%n",
+                q.path("budget").asText(), q.path("averageBits").asDouble(), r.path("planTensors").asInt(),
+                q.path("keep").isEmpty() ? "none" : q.path("keep").toString(), q.path("activationScales").asBoolean() ? "yes" : "no");
+        JsonNode s = q.path(ModelPacker.SMOOTHING);
+        if (s.isObject()) {
+            out.printf("  smoothing: stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n",
+                    s.path(ModelPacker.STATS_SHA256).asText(), s.path(ModelPacker.MODEL_FINGERPRINT).asText(), s.path("head").asBoolean());
+            StringBuilder alphas = new StringBuilder("  α:");
+            s.path("alpha").properties().forEach(e -> alphas.append(String.format(" %s %.2f", e.getKey(), e.getValue().asDouble())));
+            out.println(alphas);
+        } else {
+            out.println("  smoothing: none");
+        }
+        out.println();
+        out.printf("  %-12s %12s %12s %8s%n", "layer", "offset", "bytes", "tensors");
+        for (JsonNode l : r.path("layers")) {
+            out.printf("  %-12s %12d %,12d %8d%n", l.path("name").asText(), l.path("offset").asLong(), l.path("bytes").asLong(), l.path("tensors").asInt());
+        }
+        out.println();
+        out.printf("  %-18s %-10s %-12s %12s %7s  %-40s %s%n", "tensor", "encoding", "shape", "bytes", "avg", "channels at 1..8 bits", "input scale");
+        for (JsonNode t : r.path("tensors")) {
+            StringBuilder shape = new StringBuilder();
+            for (JsonNode d : t.path("shape")) shape.append(shape.isEmpty() ? "" : "×").append(d.asLong());
+            StringBuilder h = new StringBuilder();
+            for (JsonNode n : t.path("bitHistogram")) h.append(String.format("%5d", n.asInt()));
+            JsonNode in = t.path("attrs").path(TensorEncoding.INPUT_SCALE);
+            out.printf("  %-18s %-10s %-12s %,12d %7s  %-40s %s%n", t.path("name").asText(), t.path("encoding").asText(), shape,
+                    t.path("bytes").asLong(), t.has("averageBits") ? String.format("%.3f", t.path("averageBits").asDouble()) : "",
+                    h, in.isNumber() ? String.format("%.4g", in.asDouble()) : "");
         }
     }
 }

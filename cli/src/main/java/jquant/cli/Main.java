@@ -1,5 +1,7 @@
 package jquant.cli;
 
+import jquant.runtime.kernels.VectorWidth;
+import jquant.runtime.kernels.WorkerPool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,8 +23,14 @@ import java.util.Properties;
 public final class Main {
 
     /** Read by the exception handler from the original arguments; declared here so every command accepts it. */
-    @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT, description = "Print stack traces on errors.")
+    @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+            description = "Print stack traces on errors, and the vector width and thread count in use.")
     boolean verbose;
+
+    /** Read in {@link #commandLine()}'s execution strategy, before any command computes. */
+    @Option(names = "--threads", paramLabel = "<n>", scope = CommandLine.ScopeType.INHERIT,
+            description = "Threads for the kernels (default: available processors).")
+    Integer threads;
 
     public static void main(String[] args) {
         System.exit(run(args));
@@ -36,6 +44,10 @@ public final class Main {
     /** The configured command line: errors in a command print one line and exit 1. */
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
+        cli.setExecutionStrategy(parsed -> {
+            configure(parsed);
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             if (parsed.originalArgs().contains("--verbose")) ex.printStackTrace(cmd.getErr());
             cmd.getErr().println("jquant: " + message(ex));
@@ -43,6 +55,28 @@ public final class Main {
             return 1;
         });
         return cli;
+    }
+
+    /**
+     * Applies {@code --threads} (from whichever command level it was given at) to the one worker
+     * pool before anything runs, and prints the kernel choice under {@code --verbose}.
+     */
+    private static void configure(CommandLine.ParseResult parsed) {
+        Integer threads = null;
+        boolean verbose = false;
+        for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+            if (p.hasMatchedOption("--threads")) threads = p.matchedOptionValue("--threads", null);
+            verbose |= p.hasMatchedOption("--verbose");
+        }
+        if (threads != null) {
+            if (threads < 1) {
+                throw new CommandLine.ParameterException(parsed.asCommandLineList().getLast(), "--threads must be at least 1, got " + threads);
+            }
+            WorkerPool.useThreads(threads);
+        }
+        if (verbose) {
+            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads%n", VectorWidth.describe(), WorkerPool.commonThreads());
+        }
     }
 
     private static String message(Throwable ex) {

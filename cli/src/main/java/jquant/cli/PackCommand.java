@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.calibration.StatsSmoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
@@ -8,11 +9,11 @@ import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,12 +85,7 @@ final class PackCommand implements Callable<Integer> {
         if (plan != null || stats != null || !keep.equals("embedding,head") || tokenizer != null) {
             throw new ParameterException(spec.commandLine(), "--format " + format + " repacks a ternary GGUF: --plan, --stats, --keep and --tokenizer do not apply");
         }
-        RepackCommand repack = new RepackCommand();
-        repack.model = model;
-        repack.format = format;
-        repack.out = out;
-        repack.spec = spec;
-        return repack.call();
+        return RepackCommand.repack(spec.commandLine().getOut(), model, format, out);
     }
 
     static Set<TensorKind> keepSet(String keep) {

@@ -1,12 +1,12 @@
 package jquant.cli;
 
-import jquant.reports.EvalRecord;
+import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,8 +31,8 @@ final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<EvalRecord> records = new ArrayList<>();
-        for (Path p : results) records.add(EvalRecord.read(p));
+        List<EvalResult> records = new ArrayList<>();
+        for (Path p : results) records.add(EvalResult.read(p));
         QualityReport report = new QualityReport(title, records);
         report.write(out);
         spec.commandLine().getOut().print(report.markdown());

@@ -1,13 +1,14 @@
 package jquant.cli;
 
 import jquant.runtime.Generation;
+import jquant.runtime.LoadedModel;
 import jquant.runtime.Sampler;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -36,6 +37,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--ids", description = "Also print the generated token ids on a last line.")
     boolean ids;
 
+    @Option(names = "--timings", description = "Print to stderr: open, prompt (tokens/s), time to first token since the "
+            + "process started, and ms per generated token.")
+    boolean timings;
+
     @Mixin
     ModelOptions options = new ModelOptions();
 
@@ -47,7 +52,9 @@ final class RunCommand implements Callable<Integer> {
         if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
+        long openStart = System.nanoTime();
         try (LoadedModel m = options.open(model)) {
+            long opened = System.nanoTime();
             int[] promptIds = m.tokenizer().encode(prompt);
             if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");
             int count = Math.min(tokens, m.model().config().maxSeqLen() - promptIds.length + 1);
@@ -58,8 +65,21 @@ final class RunCommand implements Callable<Integer> {
             Sampler sampler = temperature == 0 ? Sampler.greedy() : Sampler.temperature(temperature, seed);
             StreamingText text = new StreamingText(m, promptIds, out);
             text.start();
-            int[] generated = Generation.generate(m.model(), promptIds, Math.max(count, 0), sampler, m.tokenizer().eos(), text::accept);
+            long[] firstToken = {0};
+            int[] generated = Generation.generate(m.model(), promptIds, Math.max(count, 0), sampler, m.tokenizer().eos(), token -> {
+                if (firstToken[0] == 0) firstToken[0] = System.nanoTime();
+                text.accept(token);
+            });
+            long done = System.nanoTime();
             out.println();
+            if (timings && firstToken[0] != 0) {
+                long sinceStart = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (done - firstToken[0]) / 1_000_000;
+                spec.commandLine().getErr().printf("jquant: open %.0f ms; prompt %d tokens, first token %.0f ms after open, %d ms after the process started"
+                                + "%s; %d threads, %s%n",
+                        (opened - openStart) / 1e6, promptIds.length, (firstToken[0] - opened) / 1e6, sinceStart,
+                        generated.length > 1 ? String.format("; %.1f ms per further token", (done - firstToken[0]) / 1e6 / (generated.length - 1)) : "",
+                        m.model().compute().pool().threads(), options.loading.name().toLowerCase());
+            }
             if (ids) {
                 int[] all = Arrays.copyOf(promptIds, promptIds.length + generated.length);
                 System.arraycopy(generated, 0, all, promptIds.length, generated.length);

@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.runtime.LoadedModel;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
@@ -61,7 +62,7 @@ final class TokenizeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(source, "its tokenizer: " + e.getMessage());
         }
-        String text = EvalCommand.readText(file);
+        String text = jquant.reports.Evaluation.readText(file);
         int[] ids = tokenizer.encode(text, tokenizer.addsBos() && !noBos);
         PrintWriter out = spec.commandLine().getOut();
         if (output.count) {

@@ -1,13 +1,14 @@
 package jquant.cli;
 
+import jquant.calibration.StatsSmoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.pack.model.PackedModelVerifier;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;

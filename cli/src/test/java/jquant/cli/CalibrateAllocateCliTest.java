@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.TensorPlan;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -14,25 +16,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static jquant.cli.CliTest.run;
-import static jquant.cli.CliTest.shared;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
+@Slow
 class CalibrateAllocateCliTest {
     @TempDir
     static Path dir;
     static Path stats;
 
     static Path text() {
-        Path p = Path.of(System.getProperty("jquant.shared", "../shared"), "data", "tinystories-valid-sample.txt");
-        assumeThat(Files.exists(p)).as("shared text %s", p).isTrue();
-        return p;
+        return SharedFiles.data("tinystories-valid-sample.txt");
     }
 
     @BeforeAll
     static void calibrate() {
         stats = dir.resolve("stats.gguf");
-        CliTest.Result r = run("calibrate", shared("stories260K.bin").toString(), "--data", text().toString(), "--tokens", "1024",
+        CliTest.Result r = run("calibrate", SharedFiles.model("stories260K.bin").toString(), "--data", text().toString(), "--tokens", "1024",
                 "--out", stats.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("blk.4.ffn_down", "alpha", "Wrote");
@@ -53,10 +52,10 @@ class CalibrateAllocateCliTest {
     @Test
     void allocateHitsTheBudgetPerTensorDeterministically() throws IOException {
         Path a = dir.resolve("a.json"), b = dir.resolve("b.json");
-        CliTest.Result r = run("allocate", shared("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", a.toString());
+        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", a.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("attn_q", "ffn_down", "output");
-        assertThat(run("allocate", shared("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", b.toString()).code()).isZero();
+        assertThat(run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", b.toString()).code()).isZero();
         assertThat(Files.mismatch(a, b)).isEqualTo(-1L);
         BitPlan plan = BitPlanJson.read(a);
         assertThat(plan.tensors()).hasSize(5 * 7 + 1);
@@ -69,7 +68,7 @@ class CalibrateAllocateCliTest {
     @Test
     void modelScopeWeightedExactRuns() throws IOException {
         Path out = dir.resolve("model.json");
-        CliTest.Result r = run("allocate", shared("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
+        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4.5", "--stats", stats.toString(),
                 "--scope", "model", "--metric", "exact", "--weighted", "--out", out.toString());
         assertThat(r.code()).as(r.err()).isZero();
         BitPlan plan = BitPlanJson.read(out);
@@ -80,7 +79,7 @@ class CalibrateAllocateCliTest {
     @Test
     void badInputIsAClearErrorAndWritesNothing() {
         Path plan = dir.resolve("bad.json");
-        String model = shared("stories260K.bin").toString();
+        String model = SharedFiles.model("stories260K.bin").toString();
         for (String budget : new String[]{"0", "9"}) {
             CliTest.Result r = run("allocate", model, "--budget", budget, "--out", plan.toString());
             assertThat(r.code()).isEqualTo(2);
@@ -89,7 +88,7 @@ class CalibrateAllocateCliTest {
         CliTest.Result missing = run("allocate", model, "--budget", "5", "--stats", dir.resolve("nope.gguf").toString(), "--out", plan.toString());
         assertThat(missing.code()).isEqualTo(1);
         assertThat(missing.err()).startsWith("jquant: ").contains("nope.gguf").doesNotContain("\tat ");
-        CliTest.Result other = run("allocate", shared("stories260K-Q8_0.gguf").toString(), "--budget", "5", "--stats", stats.toString(),
+        CliTest.Result other = run("allocate", SharedFiles.model("stories260K-Q8_0.gguf").toString(), "--budget", "5", "--stats", stats.toString(),
                 "--out", plan.toString());
         assertThat(other.code()).isEqualTo(1);
         assertThat(other.err()).contains("another model");

@@ -2,6 +2,8 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -12,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 class CliTest {
 
@@ -23,12 +24,6 @@ class CliTest {
         StringWriter out = new StringWriter(), err = new StringWriter();
         int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
         return new Result(code, out.toString(), err.toString());
-    }
-
-    static Path shared(String model) {
-        Path p = Path.of(System.getProperty("jquant.shared", "../shared"), "models", model);
-        assumeThat(Files.exists(p)).as("shared model %s", p).isTrue();
-        return p;
     }
 
     @Test
@@ -61,26 +56,45 @@ class CliTest {
 
     @Test
     void inspectJsonDescribesStories260k() throws Exception {
-        Result r = run("inspect", "--json", shared("stories260K.bin").toString());
+        Result r = run("inspect", "--json", SharedFiles.model("stories260K.bin").toString());
         assertThat(r.code()).isZero();
         JsonNode json = new ObjectMapper().readTree(r.out());
         assertThat(json.at("/config/dim").asInt()).isEqualTo(64);
         assertThat(json.at("/config/layers").asInt()).isEqualTo(5);
         assertThat(json.at("/tensors").size()).isEqualTo(1 + 9 * 5 + 1 + 2);
-        assertThat(json.at("/totals/bytes").asLong()).isEqualTo(Files.size(shared("stories260K.bin")) - 28);
+        assertThat(json.at("/totals/bytes").asLong()).isEqualTo(Files.size(SharedFiles.model("stories260K.bin")) - 28);
         assertThat(json.at("/vocabulary/size").asInt()).isEqualTo(512);
     }
 
     @Test
-    void demoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
-        Result first = run("demo", "--out", dir.resolve("a").toString());
+    @Slow
+    void generatedDemoIsDeterministicAndReadable(@TempDir Path dir) throws Exception {
+        Result first = run("demo", "--generated", "--out", dir.resolve("a").toString());
         assertThat(first.code()).as(first.err()).isZero();
         assertThat(first.out()).contains("$ jquant inspect", "dim 256, hidden 768, layers 2", "$ jquant calibrate", "$ jquant allocate");
-        assertThat(run("demo", "--out", dir.resolve("b").toString()).code()).isZero();
+        assertThat(run("demo", "--generated", "--out", dir.resolve("b").toString()).code()).isZero();
         for (String f : new String[]{"model.bin", "tokenizer.bin", "story.txt", "stats.gguf", "plan.json"}) {
             assertThat(Files.mismatch(dir.resolve("a").resolve(f), dir.resolve("b").resolve(f))).as(f).isEqualTo(-1L);
         }
-        assertThat(run("demo", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();
+        assertThat(run("demo", "--generated", "--out", dir.resolve("c").toString(), "--seed", "7").code()).isZero();
         assertThat(Files.mismatch(dir.resolve("a/model.bin"), dir.resolve("c/model.bin"))).isNotEqualTo(-1L);
+    }
+
+    @Test
+    @Slow
+    void demoRunsThePipelineOnStories260kWithRealQualityFigures(@TempDir Path dir) throws Exception {
+        Result r = run("demo", "--out", dir.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("dim 64, hidden 172, layers 5", "$ jquant calibrate", "$ jquant allocate", "$ jquant pack",
+                "$ jquant verify", "all bytes and checksums match", "$ jquant eval", "[npu]", "$ jquant report");
+        assertThat(Files.size(dir.resolve("stories260K.bin"))).isEqualTo(1_056_540L);
+        JsonNode report = new ObjectMapper().readTree(dir.resolve("report/report.json").toFile());
+        assertThat(report.at("/evaluations").size()).isEqualTo(3);
+        assertThat(report.at("/evaluations/0/perplexity").asDouble()).isBetween(3.0, 6.0);
+        for (int i = 1; i <= 2; i++) {
+            assertThat(report.at("/evaluations/" + i + "/perplexity").asDouble()).isBetween(3.0, 6.0);
+            assertThat(report.at("/evaluations/" + i + "/top1Agreement").asDouble()).isGreaterThan(0.8);
+        }
+        assertThat(run("demo", "--out", dir.resolve("x").toString(), "--seed", "7").code()).isEqualTo(2);
     }
 }

@@ -2,21 +2,9 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import jquant.calibration.BitAllocation;
-import jquant.calibration.CalibrationStats;
-import jquant.calibration.Calibrator;
-import jquant.calibration.GroupStats;
-import jquant.calibration.Smoothing;
-import jquant.formats.Checkpoint;
-import jquant.formats.Checkpoints;
 import jquant.formats.jqw.JqwFile;
-import jquant.pack.model.ModelPacker;
-import jquant.quantize.Metric;
-import jquant.runtime.Compute;
-import jquant.runtime.LlamaModel;
-import jquant.runtime.PackedModelLoader;
-import jquant.runtime.Perplexity;
-import jquant.runtime.Tokenizer;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,15 +14,16 @@ import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+@Slow
 class PackVerifyCommandTest {
 
     static String sample() throws Exception {
-        return Files.readString(Path.of(System.getProperty("jquant.shared", "../shared"), "data", "tinystories-valid-sample.txt"));
+        return Files.readString(SharedFiles.data("tinystories-valid-sample.txt"));
     }
 
     @Test
     void calibratedPackVerifyInspectEvalAndAFlippedByte(@TempDir Path dir) throws Exception {
-        Path model = CliTest.shared("stories260K.bin"), tok = CliTest.shared("tok512.bin");
+        Path model = SharedFiles.model("stories260K.bin"), tok = SharedFiles.model("tok512.bin");
         Path text = dir.resolve("calib.txt"), stats = dir.resolve("stats.gguf"), plan = dir.resolve("plan.json"), rawPlan = dir.resolve("raw.json");
         Files.writeString(text, sample().substring(0, 3000));
         assertThat(CliTest.run("calibrate", model.toString(), "--data", text.toString(), "--tokens", "512", "--out", stats.toString()).code()).isZero();
@@ -99,38 +88,5 @@ class PackVerifyCommandTest {
         CliTest.Result load = CliTest.run("eval", jqw.toString(), "--data", text.toString());
         assertThat(load.code()).isEqualTo(1);
         assertThat(load.err()).contains("checksum mismatch in layer layer.3");
-    }
-
-    /**
-     * EdgeFlow's claim for smoothing, on stories260K: W8A8 with the chosen α is closer to fp32 (mean KL
-     * divergence over a text the calibration did not see) than W8A8 with α = 0, same stats, same static
-     * per-tensor scales computed the same way.
-     */
-    @Test
-    void smoothedW8A8IsCloserToFloatThanUnsmoothed(@TempDir Path dir) throws Exception {
-        String text = sample();
-        try (Checkpoint c = Checkpoints.open(CliTest.shared("stories260K.bin"), CliTest.shared("tok512.bin"))) {
-            CalibrationStats chosen = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, 5, 7), (s, d, t) -> {});
-            CalibrationStats none = new CalibrationStats(chosen.fingerprint(), chosen.model(), chosen.tokens(), chosen.sampleTokens(), chosen.referenceBits(),
-                    chosen.groups().stream().map(g -> new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(), 0f, g.unsmoothedError(),
-                            g.unsmoothedError())).toList(), chosen.outputMax());
-            Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
-            int[] tokens = tokenizer.encode(text.substring(20000, 24000));
-            LlamaModel fp32 = LlamaModel.load(c);
-            double[] kl = new double[2];
-            CalibrationStats[] variants = {chosen, none};
-            for (int i = 0; i < 2; i++) {
-                StatsSmoothing smoothing = new StatsSmoothing(Smoothing.apply(c, variants[i]), Integer.toString(i).repeat(64));
-                var plan = BitAllocation.allocate(c, variants[i], new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, n) -> {});
-                Path f = dir.resolve(i + ".jqw");
-                ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing), f, (d, n, name) -> {});
-                try (JqwFile j = JqwFile.open(f)) {
-                    LlamaModel npu = PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU);
-                    kl[i] = new Perplexity(256).compare(npu, fp32, tokens, c.vocabulary().orElseThrow().bos(), (d, n, p) -> {}).meanKl();
-                }
-            }
-            System.out.printf("stories260K W8A8 mean KLD vs fp32: smoothed %.5f, unsmoothed (α = 0) %.5f%n", kl[0], kl[1]);
-            assertThat(kl[0]).isLessThan(kl[1]);
-        }
     }
 }

@@ -2,6 +2,8 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -12,14 +14,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static jquant.cli.CliTest.run;
-import static jquant.cli.CliTest.shared;
 import static org.assertj.core.api.Assertions.assertThat;
 
+@Slow
 class RunEvalCommandTest {
 
     /** BOS then the 200 ids run.c fed or sampled at positions 0..199 in generation 1 of the golden file. */
     private static int[] goldenIds() throws Exception {
-        String golden = Files.readString(shared("golden_generation.txt"));
+        String golden = Files.readString(SharedFiles.model("golden_generation.txt"));
         Matcher m = Pattern.compile("first 4 are the forced prompt tokens\\): ([0-9 ]+)").matcher(golden);
         assertThat(m.find()).as("golden file lists the token ids").isTrue();
         return java.util.stream.IntStream.concat(java.util.stream.IntStream.of(1),
@@ -29,7 +31,7 @@ class RunEvalCommandTest {
     @Test
     void greedyRunReproducesTheGoldenTokensFromEveryFormat() throws Exception {
         for (String model : new String[]{"stories260K.bin", "stories260K-hf", "stories260K-f32.gguf"}) {
-            CliTest.Result r = run("run", shared(model).toString(), "-p", "Once upon a time", "-n", "196", "--ids");
+            CliTest.Result r = run("run", SharedFiles.model(model).toString(), "-p", "Once upon a time", "-n", "196", "--ids");
             assertThat(r.code()).as(r.err()).isZero();
             String[] lines = r.out().strip().split("\n");
             int[] ids = Arrays.stream(lines[lines.length - 1].replaceAll("[\\[\\],]", " ").trim().split("\\s+")).mapToInt(Integer::parseInt).toArray();
@@ -42,11 +44,11 @@ class RunEvalCommandTest {
     void evalWritesJsonAndAgreesAcrossFormats(@TempDir Path dir) throws Exception {
         Path text = dir.resolve("text.txt");
         // A few kilobytes of the real evaluation text keep this test quick.
-        Files.writeString(text, Files.readString(shared("../data/tinystories-valid-sample.txt")).substring(0, 20_000));
+        Files.writeString(text, Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, 20_000));
         double first = Double.NaN;
         for (String model : new String[]{"stories260K.bin", "stories260K-hf", "stories260K-f32.gguf"}) {
             Path json = dir.resolve(model + ".json");
-            CliTest.Result r = run("eval", shared(model).toString(), "--data", text.toString(), "--ctx", "128", "--json", json.toString());
+            CliTest.Result r = run("eval", SharedFiles.model(model).toString(), "--data", text.toString(), "--ctx", "128", "--json", json.toString());
             assertThat(r.code()).as(r.err()).isZero();
             JsonNode j = new ObjectMapper().readTree(json.toFile());
             double ppl = j.at("/result/perplexity").asDouble();
@@ -55,8 +57,8 @@ class RunEvalCommandTest {
             if (Double.isNaN(first)) first = ppl;
             assertThat(ppl).as(model).isCloseTo(first, org.assertj.core.data.Percentage.withPercentage(1e-4));
         }
-        CliTest.Result cmp = run("eval", shared("stories260K-Q8_0.gguf").toString(), "--data", text.toString(), "--ctx", "128",
-                "--base", shared("stories260K.bin").toString());
+        CliTest.Result cmp = run("eval", SharedFiles.model("stories260K-Q8_0.gguf").toString(), "--data", text.toString(), "--ctx", "128",
+                "--base", SharedFiles.model("stories260K.bin").toString());
         assertThat(cmp.code()).as(cmp.err()).isZero();
         assertThat(cmp.out()).contains("KL divergence", "top-1 agreement");
 
@@ -71,7 +73,7 @@ class RunEvalCommandTest {
 
     @Test
     void badTextAndContextAreClearErrors(@TempDir Path dir) throws Exception {
-        String model = shared("stories260K.bin").toString();
+        String model = SharedFiles.model("stories260K.bin").toString();
         Path empty = Files.write(dir.resolve("empty.txt"), new byte[0]);
         assertThat(run("eval", model, "--data", empty.toString()).err()).contains("empty.txt", "empty");
         Path latin1 = Files.write(dir.resolve("latin1.txt"), new byte[]{'c', 'a', 'f', (byte) 0xE9, ' ', 'o', 'k'});
@@ -91,10 +93,10 @@ class RunEvalCommandTest {
 
     @Test
     void modelWithoutTokenizerIsAClearError(@TempDir Path dir) throws Exception {
-        Path alone = Files.copy(shared("stories260K.bin"), dir.resolve("model.bin"));
+        Path alone = Files.copy(SharedFiles.model("stories260K.bin"), dir.resolve("model.bin"));
         CliTest.Result r = run("run", alone.toString(), "-p", "Hi");
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).contains("model.bin", "no tokenizer found");
-        assertThat(run("run", alone.toString(), "-p", "Hi", "-n", "3", "--tokenizer", shared("tok512.bin").toString()).code()).isZero();
+        assertThat(run("run", alone.toString(), "-p", "Hi", "-n", "3", "--tokenizer", SharedFiles.model("tok512.bin").toString()).code()).isZero();
     }
 }

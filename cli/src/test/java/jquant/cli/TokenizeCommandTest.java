@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.testsupport.SharedFiles;
 import jquant.formats.Vocabulary;
 import jquant.formats.gguf.GgufFile;
 import jquant.formats.gguf.GgufType;
@@ -20,11 +21,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TokenizeCommandTest {
 
     private static Path data(String name) {
-        return CliTest.shared("../data/" + name).normalize();
+        return SharedFiles.data(name);
     }
 
     private static Path llama3Json() {
-        return CliTest.shared("llama3-tokenizer/tokenizer.json");
+        return SharedFiles.model("llama3-tokenizer/tokenizer.json");
     }
 
     @Test
@@ -57,18 +58,18 @@ class TokenizeCommandTest {
     @Test
     void everyFormatOfAModelAndItsTokenizerFiles(@TempDir Path dir) throws Exception {
         Path plan = dir.resolve("plan.json"), jqw = dir.resolve("m.jqw");
-        Path model = CliTest.shared("stories260K.bin");
+        Path model = SharedFiles.model("stories260K.bin");
         assertThat(CliTest.run("allocate", model.toString(), "--budget", "5", "--out", plan.toString()).code()).isZero();
         assertThat(CliTest.run("pack", model.toString(), "--plan", plan.toString(), "--out", jqw.toString()).code()).isZero();
-        List<Path> sources = List.of(model, CliTest.shared("stories260K-v1.bin"), CliTest.shared("stories260K-f32.gguf"),
-                CliTest.shared("stories260K-hf"), jqw, CliTest.shared("tok512.bin"), CliTest.shared("tok512.model"));
+        List<Path> sources = List.of(model, SharedFiles.model("stories260K-v1.bin"), SharedFiles.model("stories260K-f32.gguf"),
+                SharedFiles.model("stories260K-hf"), jqw, SharedFiles.model("tok512.bin"), SharedFiles.model("tok512.model"));
         for (Path source : sources) {
             CliTest.Result r = CliTest.run("tokenize", source.toString(), "--file", data("tinystories-valid-sample.txt").toString(), "--count");
             assertThat(r.code()).as(source + ": " + r.err()).isZero();
             assertThat(r.out()).as(source.toString()).isEqualTo("145758\n");
         }
         Path text = Files.writeString(dir.resolve("t.txt"), "Once upon a time");
-        assertThat(CliTest.run("tokenize", CliTest.shared("tok512.model").toString(), "--file", text.toString()).out()).isEqualTo("""
+        assertThat(CliTest.run("tokenize", SharedFiles.model("tok512.model").toString(), "--file", text.toString()).out()).isEqualTo("""
                      1 -> '<s>'
                    403 -> ' Once'
                    407 -> ' upon'
@@ -82,7 +83,7 @@ class TokenizeCommandTest {
     void ggufWithLlamaBpeAndAnUnknownPreTokenizer(@TempDir Path dir) throws Exception {
         Vocabulary v = HfTokenizerJson.read(llama3Json());
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
-        try (GgufFile stories = GgufFile.open(CliTest.shared("stories260K-f32.gguf"))) {
+        try (GgufFile stories = GgufFile.open(SharedFiles.model("stories260K-f32.gguf"))) {
             stories.metadata().forEach((k, value) -> { if (!k.startsWith("tokenizer.")) kv.put(k, value); });
             kv.put("tokenizer.ggml.model", GgufValue.string("gpt2"));
             kv.put("tokenizer.ggml.pre", GgufValue.string("llama-bpe"));

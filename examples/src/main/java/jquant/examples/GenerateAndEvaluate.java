@@ -15,8 +15,9 @@ import java.nio.file.Path;
  * The jquant Java API in one page: open any checkpoint, run it, and measure its perplexity.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp cli/target/jquant.jar:examples/target/classes \
- *     jquant.examples.GenerateAndEvaluate ../shared/models/stories260K.bin ../shared/data/tinystories-valid-sample.txt
+ * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+ *     -cp "examples/target/classes:$(cat examples/target/classpath.txt)" \
+ *     jquant.examples.GenerateAndEvaluate models/stories260K/stories260K.bin models/stories260K/tinystories-eval.txt
  * </pre>
  */
 public final class GenerateAndEvaluate {

@@ -3,7 +3,8 @@ package jquant.formats;
 /**
  * Element types a tensor can be stored in. Plain types hold one element per {@link #blockBytes()}
  * bytes; block-quantized types hold {@link #blockSize()} elements in {@link #blockBytes()} bytes
- * (the block layouts are documented on the matching {@link Dequantizer} implementations).
+ * (the block layouts are documented on the block classes of {@code jquant.formats.quant}, whose decoders
+ * {@link Dequantizer#of} hands out).
  *
  * <p>{@link #ggmlId()} is the GGUF/ggml type id, or -1 where GGUF has none. Every type ggml can
  * store in a GGUF file is listed with its exact block geometry (ggml's {@code ggml_blck_size} and
@@ -37,7 +38,7 @@ public enum DType {
     /** PrismML ternary, base-3 five trits per byte: 24 + 2 code bytes then fp16 d per 128 weights. */
     PTQ1_0(143, 128, 28),
     /**
-     * jquant's ternary row-pair layout (seed 000, {@link jquant.formats.quant.T2PDequantizer}): one
+     * jquant's ternary row-pair layout (the T2P write-up, {@link jquant.formats.quant.T2pBlock}): one
      * 136-byte block holds 4 rows × 128 weights, so a tensor needs rows that are a multiple of
      * {@link #rowGroup() 4}; per 128 weights that is 34 bytes, PQ2_0's size. GGUF id 1000 is outside
      * ggml's enum (jquant's private range starts there); ggml-based readers refuse the file, jquant

@@ -3,26 +3,28 @@ package jquant.formats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import jquant.formats.quant.PQ2_0Dequantizer;
-import jquant.formats.quant.PTQ1_0Dequantizer;
-import jquant.formats.quant.Q2_KDequantizer;
-import jquant.formats.quant.Q3_KDequantizer;
-import jquant.formats.quant.Q4_0Dequantizer;
-import jquant.formats.quant.Q4_1Dequantizer;
-import jquant.formats.quant.Q4_KDequantizer;
-import jquant.formats.quant.Q5_0Dequantizer;
-import jquant.formats.quant.Q5_1Dequantizer;
-import jquant.formats.quant.Q5_KDequantizer;
-import jquant.formats.quant.Q6_KDequantizer;
-import jquant.formats.quant.Q8_0Dequantizer;
-import jquant.formats.quant.Q8_KDequantizer;
-import jquant.formats.quant.T2PDequantizer;
-import jquant.formats.quant.TQ1_0Dequantizer;
-import jquant.formats.quant.TQ2_0Dequantizer;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.Q2_KBlock;
+import jquant.formats.quant.Q3_KBlock;
+import jquant.formats.quant.Q4_0Block;
+import jquant.formats.quant.Q4_1Block;
+import jquant.formats.quant.Q4_KBlock;
+import jquant.formats.quant.Q5_0Block;
+import jquant.formats.quant.Q5_1Block;
+import jquant.formats.quant.Q5_KBlock;
+import jquant.formats.quant.Q6_KBlock;
+import jquant.formats.quant.Q8_0Block;
+import jquant.formats.quant.Q8_KBlock;
+import jquant.formats.quant.T2pBlock;
+import jquant.formats.quant.Tq1Block;
+import jquant.formats.quant.Tq2Block;
 
 /**
- * Scalar reference decoding of a stored element type to float32. Each implementation is the
- * format's definition written as a loop; SIMD kernels elsewhere are tested against these.
+ * Scalar reference decoding of a stored element type to float32, registered by {@link DType}: each
+ * decoder is the format's definition written as a loop (the block formats' own {@code dequantize} in
+ * {@code jquant.formats.quant}, which does not know this type); SIMD kernels elsewhere are tested
+ * against these.
  */
 public interface Dequantizer {
 
@@ -35,7 +37,7 @@ public interface Dequantizer {
      * need the row length and decode whole row groups.
      */
     static Dequantizer of(DType type, int rowLength) {
-        return type == DType.T2P ? new T2PDequantizer(rowLength) : of(type);
+        return type == DType.T2P ? (src, dst, off, n) -> T2pBlock.dequantize(src, dst, off, n, rowLength) : of(type);
     }
 
     ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -63,21 +65,21 @@ public interface Dequantizer {
             case U8 -> (src, dst, off, n) -> {
                 for (int i = 0; i < n; i++) dst[off + i] = Byte.toUnsignedInt(src.get(ValueLayout.JAVA_BYTE, i));
             };
-            case Q8_0 -> new Q8_0Dequantizer();
-            case Q4_0 -> new Q4_0Dequantizer();
-            case Q4_1 -> new Q4_1Dequantizer();
-            case Q5_0 -> new Q5_0Dequantizer();
-            case Q5_1 -> new Q5_1Dequantizer();
-            case Q2_K -> new Q2_KDequantizer();
-            case Q3_K -> new Q3_KDequantizer();
-            case Q4_K -> new Q4_KDequantizer();
-            case Q5_K -> new Q5_KDequantizer();
-            case Q6_K -> new Q6_KDequantizer();
-            case Q8_K -> new Q8_KDequantizer();
-            case TQ1_0 -> new TQ1_0Dequantizer();
-            case TQ2_0 -> new TQ2_0Dequantizer();
-            case PQ2_0 -> new PQ2_0Dequantizer();
-            case PTQ1_0 -> new PTQ1_0Dequantizer();
+            case Q8_0 -> Q8_0Block::dequantize;
+            case Q4_0 -> Q4_0Block::dequantize;
+            case Q4_1 -> Q4_1Block::dequantize;
+            case Q5_0 -> Q5_0Block::dequantize;
+            case Q5_1 -> Q5_1Block::dequantize;
+            case Q2_K -> Q2_KBlock::dequantize;
+            case Q3_K -> Q3_KBlock::dequantize;
+            case Q4_K -> Q4_KBlock::dequantize;
+            case Q5_K -> Q5_KBlock::dequantize;
+            case Q6_K -> Q6_KBlock::dequantize;
+            case Q8_K -> Q8_KBlock::dequantize;
+            case TQ1_0 -> Tq1Block::dequantize;
+            case TQ2_0 -> Tq2Block::dequantize;
+            case PQ2_0 -> Pq2Block::dequantize;
+            case PTQ1_0 -> Ptq1Block::dequantize;
             case Q8_1, IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, I16, I32, I64, F64, IQ1_M, MXFP4 ->
                     throw new UnsupportedOperationException(
                             "jquant has no decoder for ggml type " + type + " (id " + type.ggmlId() + ")");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import jquant.formats.gguf.GgufCheckpoint;
 import jquant.formats.safetensors.SafetensorsCheckpoint;
+import jquant.testsupport.SharedFiles;
 import org.junit.jupiter.api.Test;
 
 /**

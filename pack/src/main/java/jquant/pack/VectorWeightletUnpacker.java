@@ -13,6 +13,7 @@ import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
+import jquant.quantize.QuantLimits;
 
 /**
  * The SIMD weightlet decoder (paper Figure 8). Per stripe of 16 weights and per plane: one AND (Mask
@@ -171,10 +172,10 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
      * caller, so the branch folds away.
      */
     private static void store(LongVector fields, int bits, byte[] dst, int at) {
-        if (bits < WeightletLayout.MAX_BITS) {
+        if (bits < QuantLimits.MAX_BITS) {
             fields.lanewise(VectorOperators.LSHL, 1).reinterpretAsBytes().sub((byte) ((1 << bits) - 1)).intoArray(dst, at);
         } else {
-            fields.reinterpretAsBytes().sub((byte) 127).intoArray(dst, at);
+            fields.reinterpretAsBytes().sub((byte) QuantLimits.INT8_MAX).intoArray(dst, at);
         }
     }
 

@@ -1,5 +1,6 @@
 package jquant.pack;
 
+import jquant.quantize.QuantLimits;
 import jquant.quantize.SymmetricChannelQuantizer;
 
 /**
@@ -72,8 +73,6 @@ public final class WeightletLayout {
     public static final int STRIPE_WEIGHTS = BLOCK_BYTES;
     /** Stripes per group. */
     public static final int STRIPES_PER_GROUP = GROUP_WEIGHTS / STRIPE_WEIGHTS;
-    public static final int MIN_BITS = 1;
-    public static final int MAX_BITS = 8;
 
     /** Plane widths per bit width, most significant plane first (index = B). */
     private static final int[][] PLANES = {
@@ -84,8 +83,8 @@ public final class WeightletLayout {
 
     /** Throws unless {@code bits} is a supported width. */
     public static int checkBits(int bits) {
-        if (bits < MIN_BITS || bits > MAX_BITS) {
-            throw new IllegalArgumentException("bit width " + bits + " outside " + MIN_BITS + ".." + MAX_BITS);
+        if (!QuantLimits.isBitWidth(bits)) {
+            throw new IllegalArgumentException("bit width " + bits + " outside " + QuantLimits.BIT_RANGE);
         }
         return bits;
     }

@@ -13,8 +13,8 @@ import java.util.Set;
 public record BitPlan(double budget, List<TensorPlan> tensors) {
 
     public BitPlan {
-        if (!(budget >= SymmetricChannelQuantizer.MIN_BITS && budget <= SymmetricChannelQuantizer.MAX_BITS)) {
-            throw new IllegalArgumentException("budget " + budget + " outside [1, 8]");
+        if (!QuantLimits.isBudget(budget)) {
+            throw new IllegalArgumentException("budget " + budget + " outside " + QuantLimits.BUDGET_RANGE);
         }
         tensors = List.copyOf(tensors);
         if (tensors.isEmpty()) throw new IllegalArgumentException("a bit plan needs at least one tensor");

@@ -6,13 +6,13 @@ import com.fasterxml.jackson.core.util.DefaultIndenter;
 import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.formats.AtomicOutput;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -90,17 +90,10 @@ public final class BitPlanJson {
         return out.toByteArray();
     }
 
-    /** Writes to a temporary file beside {@code file}, then renames it over {@code file}. */
+    /** Writes {@code file} through an {@link AtomicOutput}: complete or not at all. */
     public static void write(BitPlan plan, Path file) throws IOException {
         byte[] bytes = toBytes(plan);
-        Path dir = file.toAbsolutePath().getParent();
-        Path temp = Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
-        try {
-            Files.write(temp, bytes);
-            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        AtomicOutput.write(file, out -> out.write(bytes));
     }
 
     public static BitPlan read(Path file) throws IOException {
@@ -163,7 +156,7 @@ public final class BitPlanJson {
         byte[] bits = new byte[rows];
         for (int r = 0; r < rows; r++) {
             char c = digits.charAt(r);
-            if (c < '1' || c > '8') throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit 1..8");
+            if (!QuantLimits.isBitWidth(c - '0')) throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit " + QuantLimits.BIT_RANGE);
             bits[r] = (byte) (c - '0');
         }
         TensorPlan plan = new TensorPlan(name, rows, cols, bits, metric, alpha);
@@ -172,7 +165,7 @@ public final class BitPlanJson {
             throw new IllegalArgumentException(where + ": averageBits " + average + " does not match its bits (" + plan.averageBits() + ")");
         }
         JsonNode histogramNode = node.get("histogram");
-        int[] histogram = new int[SymmetricChannelQuantizer.MAX_BITS];
+        int[] histogram = new int[QuantLimits.MAX_BITS];
         if (!histogramNode.isArray() || histogramNode.size() != histogram.length) {
             throw new IllegalArgumentException(where + ": \"histogram\" must be an array of 8 counts");
         }

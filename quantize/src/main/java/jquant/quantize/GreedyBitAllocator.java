@@ -76,13 +76,13 @@ public final class GreedyBitAllocator {
         int[] tensorOf = new int[channels];
         byte[] bits = new byte[channels];
         byte[] steps = new byte[channels];
-        java.util.Arrays.fill(bits, (byte) SymmetricChannelQuantizer.MIN_BITS);
+        java.util.Arrays.fill(bits, (byte) QuantLimits.MIN_BITS);
         ChannelHeap heap = new ChannelHeap(channels);
         for (int t = 0; t < tables.size(); t++) {
             for (int id = firstChannel[t]; id < firstChannel[t + 1]; id++) {
                 tensorOf[id] = t;
-                push(heap, tables.get(t), id, id - firstChannel[t], SymmetricChannelQuantizer.MIN_BITS,
-                        SymmetricChannelQuantizer.MAX_BITS - SymmetricChannelQuantizer.MIN_BITS, steps);
+                push(heap, tables.get(t), id, id - firstChannel[t], QuantLimits.MIN_BITS,
+                        QuantLimits.MAX_BITS - QuantLimits.MIN_BITS, steps);
             }
         }
         while (remaining >= shortest && !heap.isEmpty()) {
@@ -98,8 +98,8 @@ public final class GreedyBitAllocator {
             }
             bits[id] += steps[id];
             remaining -= cost;
-            if (bits[id] < SymmetricChannelQuantizer.MAX_BITS) {
-                push(heap, table, id, row, bits[id], SymmetricChannelQuantizer.MAX_BITS - bits[id], steps);
+            if (bits[id] < QuantLimits.MAX_BITS) {
+                push(heap, table, id, row, bits[id], QuantLimits.MAX_BITS - bits[id], steps);
             }
         }
 
@@ -117,8 +117,8 @@ public final class GreedyBitAllocator {
      * e.g. 5.3 × 10 is 53 and not 52 after binary rounding.
      */
     static long budgetBits(double budget, long weights) {
-        if (!(budget >= SymmetricChannelQuantizer.MIN_BITS && budget <= SymmetricChannelQuantizer.MAX_BITS)) {
-            throw new IllegalArgumentException("budget " + budget + " bits per weight is outside [1, 8]");
+        if (!QuantLimits.isBudget(budget)) {
+            throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
         }
         return new BigDecimal(Double.toString(budget)).multiply(BigDecimal.valueOf(weights))
                 .setScale(0, RoundingMode.FLOOR).longValueExact();

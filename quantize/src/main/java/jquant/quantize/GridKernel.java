@@ -34,8 +34,8 @@ final class GridKernel {
     /** One bit width's grid constants: everything the inner loop needs besides 1/spacing. */
     record Shape(float offset, int maxField, int valueStep, int maxLevel) {
         static Shape of(int bits) {
-            return bits == SymmetricChannelQuantizer.MAX_BITS
-                    ? new Shape(SymmetricChannelQuantizer.INT8_MAX_LEVEL + 0.5f, 2 * SymmetricChannelQuantizer.INT8_MAX_LEVEL, 1, SymmetricChannelQuantizer.INT8_MAX_LEVEL)
+            return bits == QuantLimits.MAX_BITS
+                    ? new Shape(QuantLimits.INT8_MAX + 0.5f, 2 * QuantLimits.INT8_MAX, 1, QuantLimits.INT8_MAX)
                     : new Shape(1 << (bits - 1), (1 << bits) - 1, 2, (1 << bits) - 1);
         }
 

@@ -33,7 +33,7 @@ import java.util.stream.IntStream;
 public final class RelativeError {
 
     /** Bit widths 1..8: the length of one channel's RE curve. */
-    public static final int WIDTHS = SymmetricChannelQuantizer.MAX_BITS;
+    public static final int WIDTHS = QuantLimits.MAX_BITS;
 
     private RelativeError() {}
 

@@ -50,11 +50,6 @@ package jquant.quantize;
  */
 public final class SymmetricChannelQuantizer {
 
-    public static final int MIN_BITS = 1;
-    public static final int MAX_BITS = 8;
-    /** Largest |int8 value| on the 8-bit grid, and the 8-bit field of value 0. */
-    static final int INT8_MAX_LEVEL = 127;
-
     private SymmetricChannelQuantizer() {}
 
     /** One quantized channel: int8 values on the B-bit grid and the dequantization scale. */
@@ -161,15 +156,15 @@ public final class SymmetricChannelQuantizer {
         if (field < 0 || field > maxField(bits)) {
             throw new IllegalArgumentException(field + " is not a valid " + bits + "-bit field (0.." + maxField(bits) + ")");
         }
-        return bits == MAX_BITS ? field - INT8_MAX_LEVEL : 2 * field - ((1 << bits) - 1);
+        return bits == QuantLimits.MAX_BITS ? field - QuantLimits.INT8_MAX : 2 * field - ((1 << bits) - 1);
     }
 
     /** The unsigned B-bit field that stores an int8 value of the B-bit grid. */
     public static int fieldOf(int bits, int value) {
         checkBits(bits);
-        if (bits == MAX_BITS) {
-            if (value < -INT8_MAX_LEVEL || value > INT8_MAX_LEVEL) throw new IllegalArgumentException(value + " is not on the 8-bit grid (−127..127)");
-            return value + INT8_MAX_LEVEL;
+        if (bits == QuantLimits.MAX_BITS) {
+            if (value < -QuantLimits.INT8_MAX || value > QuantLimits.INT8_MAX) throw new IllegalArgumentException(value + " is not on the 8-bit grid (−127..127)");
+            return value + QuantLimits.INT8_MAX;
         }
         int top = (1 << bits) - 1;
         if (value < -top || value > top || (value & 1) == 0) {
@@ -181,13 +176,13 @@ public final class SymmetricChannelQuantizer {
     /** Largest valid field: 2^B − 1 for B ≤ 7, 254 for B = 8. */
     public static int maxField(int bits) {
         checkBits(bits);
-        return bits == MAX_BITS ? 2 * INT8_MAX_LEVEL : (1 << bits) - 1;
+        return bits == QuantLimits.MAX_BITS ? 2 * QuantLimits.INT8_MAX : (1 << bits) - 1;
     }
 
     /** Largest |int8 value| of the B-bit grid: 2^B − 1 for B ≤ 7, 127 for B = 8. */
     public static int maxLevel(int bits) {
         checkBits(bits);
-        return bits == MAX_BITS ? INT8_MAX_LEVEL : (1 << bits) - 1;
+        return bits == QuantLimits.MAX_BITS ? QuantLimits.INT8_MAX : (1 << bits) - 1;
     }
 
     /**
@@ -196,7 +191,7 @@ public final class SymmetricChannelQuantizer {
      */
     public static double levelSpacing(int bits, double clip) {
         checkBits(bits);
-        return bits == MAX_BITS ? clip / INT8_MAX_LEVEL : 2.0 * clip / ((1 << bits) - 1);
+        return bits == QuantLimits.MAX_BITS ? clip / QuantLimits.INT8_MAX : 2.0 * clip / ((1 << bits) - 1);
     }
 
     /** Candidate clip ratios r (top level = r·max|w|): 2^(−k/5) for k = 0..11, so 1 down to ≈0.22 in steps of ≈13%. */
@@ -225,7 +220,7 @@ public final class SymmetricChannelQuantizer {
      * {@code energy} is Σw² of the channel.
      */
     static Grid chooseGrid(float[] data, int offset, int length, int bits, float maxAbs, double energy) {
-        if (bits == MIN_BITS) {
+        if (bits == QuantLimits.MIN_BITS) {
             // Sign codes: ⟨w, v⟩ = Σ|w| and ⟨v, v⟩ = n exactly, no search and no rounding to measure.
             double sumAbs = 0;
             for (int j = 0; j < length; j++) sumAbs += Math.abs(data[offset + j]);
@@ -254,7 +249,7 @@ public final class SymmetricChannelQuantizer {
 
     /** The code an all-zero channel gets: the level of 0.0 (v = +1 below 8 bits, 0 at 8 bits). */
     static int zeroCode(int bits) {
-        return bits == MAX_BITS ? 0 : 1;
+        return bits == QuantLimits.MAX_BITS ? 0 : 1;
     }
 
     /** max|w| over the slice, rejecting NaN and infinities with their row and column. */
@@ -273,6 +268,6 @@ public final class SymmetricChannelQuantizer {
     }
 
     static void checkBits(int bits) {
-        if (bits < MIN_BITS || bits > MAX_BITS) throw new IllegalArgumentException("bit width " + bits + " outside 1..8");
+        if (!QuantLimits.isBitWidth(bits)) throw new IllegalArgumentException("bit width " + bits + " outside " + QuantLimits.BIT_RANGE);
     }
 }

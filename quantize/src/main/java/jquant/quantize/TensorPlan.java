@@ -17,8 +17,8 @@ public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric me
         if (bits.length != rows) throw new IllegalArgumentException(name + ": " + bits.length + " bit widths for " + rows + " rows");
         bits = bits.clone();
         for (int r = 0; r < rows; r++) {
-            if (bits[r] < SymmetricChannelQuantizer.MIN_BITS || bits[r] > SymmetricChannelQuantizer.MAX_BITS) {
-                throw new IllegalArgumentException(name + ": row " + r + " has bit width " + bits[r] + ", outside 1..8");
+            if (!QuantLimits.isBitWidth(bits[r])) {
+                throw new IllegalArgumentException(name + ": row " + r + " has bit width " + bits[r] + ", outside " + QuantLimits.BIT_RANGE);
             }
         }
         if (alpha != null && !(alpha >= 0 && alpha <= 1)) {
@@ -49,7 +49,7 @@ public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric me
 
     /** {@code histogram()[B − 1]} = number of channels at B bits. */
     public int[] histogram() {
-        int[] h = new int[SymmetricChannelQuantizer.MAX_BITS];
+        int[] h = new int[QuantLimits.MAX_BITS];
         for (byte b : bits) h[b - 1]++;
         return h;
     }

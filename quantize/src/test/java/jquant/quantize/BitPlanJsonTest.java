@@ -1,5 +1,6 @@
 package jquant.quantize;
 
+import jquant.testsupport.Stories260K;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,6 +68,13 @@ class BitPlanJsonTest {
         try (var listing = Files.list(dir)) {
             assertThat(listing.map(p -> p.getFileName().toString()).toList()).containsExactly("plan.json");
         }
+    }
+
+    @Test
+    void planFilesGetTheModeOfAnyNewFile(@TempDir Path dir) throws IOException {
+        Path plain = Files.createFile(dir.resolve("plain")), plan = dir.resolve("plan.json");
+        BitPlanJson.write(new BitPlan(4, List.of(new TensorPlan("w", 2, 8, new byte[] {3, 5}, Metric.APPROX, null))), plan);
+        assertThat(Files.getPosixFilePermissions(plan)).isEqualTo(Files.getPosixFilePermissions(plain));
     }
 
     @Test

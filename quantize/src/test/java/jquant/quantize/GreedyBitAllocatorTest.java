@@ -1,5 +1,6 @@
 package jquant.quantize;
 
+import jquant.testsupport.Stories260K;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

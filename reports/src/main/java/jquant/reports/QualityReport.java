@@ -30,9 +30,9 @@ public final class QualityReport {
     private static final int CHART_HEIGHT = 360;
 
     private final String title;
-    private final List<EvalRecord> records;
+    private final List<EvalResult> records;
 
-    public QualityReport(String title, List<EvalRecord> records) {
+    public QualityReport(String title, List<EvalResult> records) {
         if (records.isEmpty()) throw new IllegalArgumentException("a report needs at least one evaluation");
         this.title = title;
         this.records = List.copyOf(records);
@@ -52,7 +52,7 @@ public final class QualityReport {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("title", title);
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (EvalRecord r : records) {
+        for (EvalResult r : records) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("model", r.model());
             row.put("mode", r.mode().isEmpty() ? "checkpoint" : r.mode());
@@ -75,14 +75,14 @@ public final class QualityReport {
         StringBuilder sb = new StringBuilder("# ").append(title).append("\n\n");
         sb.append("| model | mode | file bytes | perplexity | ± | mean KLD | KLD p99 | top-1 | seconds |\n");
         sb.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-        for (EvalRecord r : records) {
+        for (EvalResult r : records) {
             sb.append("| ").append(Path.of(r.model()).getFileName()).append(" | ").append(r.mode().isEmpty() ? "checkpoint" : r.mode())
                     .append(" | ").append(r.fileBytes() < 0 ? "" : String.format(Locale.ROOT, "%,d", r.fileBytes()))
                     .append(" | ").append(fmt("%.4f", r.perplexity())).append(" | ").append(fmt("%.4f", r.stderr()))
                     .append(" | ").append(fmt("%.6f", r.meanKl())).append(" | ").append(fmt("%.6f", r.klP99()))
                     .append(" | ").append(fmt("%.4f", r.top1())).append(" | ").append(fmt("%.1f", r.seconds())).append(" |\n");
         }
-        double base = records.stream().mapToDouble(EvalRecord::basePerplexity).filter(d -> !Double.isNaN(d)).findFirst().orElse(Double.NaN);
+        double base = records.stream().mapToDouble(EvalResult::basePerplexity).filter(d -> !Double.isNaN(d)).findFirst().orElse(Double.NaN);
         if (!Double.isNaN(base)) sb.append("\nBase model perplexity: ").append(fmt("%.4f", base)).append(".\n");
         return sb.toString();
     }
@@ -94,7 +94,7 @@ public final class QualityReport {
                         + "td:first-child,th:first-child,td:nth-child(2){text-align:left}</style></head><body>\n<h1>")
                 .append(escape(title)).append("</h1>\n<table>\n<tr><th>model</th><th>mode</th><th>file bytes</th><th>perplexity</th>"
                         + "<th>±</th><th>mean KLD</th><th>KLD p99</th><th>top-1</th><th>seconds</th></tr>\n");
-        for (EvalRecord r : records) {
+        for (EvalResult r : records) {
             sb.append("<tr><td>").append(escape(Path.of(r.model()).getFileName().toString())).append("</td><td>")
                     .append(r.mode().isEmpty() ? "checkpoint" : escape(r.mode())).append("</td><td>")
                     .append(r.fileBytes() < 0 ? "" : String.format(Locale.ROOT, "%,d", r.fileBytes())).append("</td><td>")
@@ -104,22 +104,22 @@ public final class QualityReport {
         }
         sb.append("</table>\n");
         if (records.stream().allMatch(r -> r.fileBytes() > 0)) {
-            sb.append(figure(chart("Perplexity vs size", "perplexity", EvalRecord::perplexity)));
-            if (records.stream().anyMatch(EvalRecord::hasBase)) {
-                sb.append(figure(chart("Mean KL divergence from the base vs size", "mean KLD (nats)", EvalRecord::meanKl)));
-                sb.append(figure(chart("Top-1 agreement with the base vs size", "top-1 agreement", EvalRecord::top1)));
+            sb.append(figure(chart("Perplexity vs size", "perplexity", EvalResult::perplexity)));
+            if (records.stream().anyMatch(EvalResult::hasBase)) {
+                sb.append(figure(chart("Mean KL divergence from the base vs size", "mean KLD (nats)", EvalResult::meanKl)));
+                sb.append(figure(chart("Top-1 agreement with the base vs size", "top-1 agreement", EvalResult::top1)));
             }
         }
         return sb.append("</body></html>\n").toString();
     }
 
     /** One series per run mode, points sorted by file size; records without the value are left out. */
-    XYChart chart(String name, String yTitle, java.util.function.ToDoubleFunction<EvalRecord> y) {
+    XYChart chart(String name, String yTitle, java.util.function.ToDoubleFunction<EvalResult> y) {
         XYChart chart = new XYChartBuilder().width(CHART_WIDTH).height(CHART_HEIGHT).title(name).xAxisTitle("file size (MB)").yAxisTitle(yTitle).build();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         chart.getStyler().setAntiAlias(true);
         Map<String, TreeMap<Double, Double>> series = new LinkedHashMap<>();
-        for (EvalRecord r : records) {
+        for (EvalResult r : records) {
             double v = y.applyAsDouble(r);
             if (Double.isNaN(v)) continue;
             series.computeIfAbsent(r.mode().isEmpty() ? "checkpoint" : r.mode(), k -> new TreeMap<>()).put(r.fileBytes() / 1e6, v);

@@ -26,11 +26,11 @@ class QualityReportTest {
 
     @Test
     void writesMarkdownHtmlWithChartsAndJson(@TempDir Path dir) throws Exception {
-        List<EvalRecord> records = List.of(
-                EvalRecord.read(evalJson(dir, "q4.jqw", "weight-only", 400_000, 4.75, 0.13)),
-                EvalRecord.read(evalJson(dir, "q4.jqw", "npu", 400_000, 4.82, 0.15)),
-                EvalRecord.read(evalJson(dir, "q8.jqw", "weight-only", 600_000, 4.121, 0.0004)),
-                EvalRecord.read(evalJson(dir, "f32.gguf", null, 1_185_376, 4.1202, null)));
+        List<EvalResult> records = List.of(
+                EvalResult.read(evalJson(dir, "q4.jqw", "weight-only", 400_000, 4.75, 0.13)),
+                EvalResult.read(evalJson(dir, "q4.jqw", "npu", 400_000, 4.82, 0.15)),
+                EvalResult.read(evalJson(dir, "q8.jqw", "weight-only", 600_000, 4.121, 0.0004)),
+                EvalResult.read(evalJson(dir, "f32.gguf", null, 1_185_376, 4.1202, null)));
         Path out = dir.resolve("report");
         new QualityReport("test report", records).write(out);
 
@@ -49,10 +49,10 @@ class QualityReportTest {
     @Test
     void chartHasOneSeriesPerModeSortedBySize(@TempDir Path dir) throws Exception {
         QualityReport r = new QualityReport("t", List.of(
-                EvalRecord.read(evalJson(dir, "b.jqw", "npu", 900, 5.0, 0.2)),
-                EvalRecord.read(evalJson(dir, "a.jqw", "npu", 300, 7.0, 0.6)),
-                EvalRecord.read(evalJson(dir, "a.jqw", "weight-only", 300, 6.0, 0.5))));
-        var chart = r.chart("t", "ppl", EvalRecord::perplexity);
+                EvalResult.read(evalJson(dir, "b.jqw", "npu", 900, 5.0, 0.2)),
+                EvalResult.read(evalJson(dir, "a.jqw", "npu", 300, 7.0, 0.6)),
+                EvalResult.read(evalJson(dir, "a.jqw", "weight-only", 300, 6.0, 0.5))));
+        var chart = r.chart("t", "ppl", EvalResult::perplexity);
         assertThat(chart.getSeriesMap()).containsOnlyKeys("npu", "weight-only");
         assertThat(chart.getSeriesMap().get("npu").getXData()).containsExactly(300e-6, 900e-6);
         assertThat(chart.getSeriesMap().get("npu").getYData()).containsExactly(7.0, 5.0);
@@ -61,9 +61,9 @@ class QualityReportTest {
     @Test
     void refusesFilesThatAreNotEvalResults(@TempDir Path dir) throws Exception {
         Path notJson = Files.writeString(dir.resolve("x.json"), "perplexity: 4");
-        assertThatThrownBy(() -> EvalRecord.read(notJson)).isInstanceOf(CheckpointException.class).hasMessageContaining("x.json");
+        assertThatThrownBy(() -> EvalResult.read(notJson)).isInstanceOf(CheckpointException.class).hasMessageContaining("x.json");
         Path otherJson = Files.writeString(dir.resolve("y.json"), "{\"plan\": 1}");
-        assertThatThrownBy(() -> EvalRecord.read(otherJson)).hasMessageContaining("not a 'jquant eval --json' result");
+        assertThatThrownBy(() -> EvalResult.read(otherJson)).hasMessageContaining("not a 'jquant eval --json' result");
         assertThatThrownBy(() -> new QualityReport("t", List.of())).isInstanceOf(IllegalArgumentException.class);
     }
 }

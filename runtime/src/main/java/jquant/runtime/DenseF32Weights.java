@@ -1,39 +1,34 @@
 package jquant.runtime;
 
+import jquant.runtime.kernels.MatmulKernels;
+
 /**
- * Unquantized weights: the float32 matrix, in the layout its kernels multiply by
- * ({@link jquant.runtime.kernels.Kernels#packWeights}), multiplied with {@link Compute#matmul}.
+ * A float32 matrix held in a Java array, row-major {@code w[out][in]}: weights computed at run time
+ * (calibration's smoothed or quantized copies), not read from a file.
  */
-public final class DenseF32Weights implements LinearWeights {
-    private final float[] packed;
-    private final int out;
-    private final int in;
-    private final Compute compute;
+public final class DenseF32Weights extends RowMajorWeights {
+    private final float[] w;
 
-    /** Takes row-major {@code w[out][in]}; the kernels may repack it (then {@code w} is not kept). */
     public DenseF32Weights(float[] w, int out, int in, Compute compute) {
-        if (out <= 0 || in <= 0 || (long) out * in != w.length) {
-            throw new IllegalArgumentException("a " + out + "×" + in + " matrix needs " + (long) out * in
-                    + " floats, got " + w.length);
+        super("float32 matrix", out, in, compute);
+        if ((long) out * in != w.length) {
+            throw new IllegalArgumentException("a " + out + "×" + in + " matrix needs " + (long) out * in + " floats, got " + w.length);
         }
-        this.packed = compute.kernels().packWeights(w, out, in);
-        this.out = out;
-        this.in = in;
-        this.compute = compute;
+        this.w = w;
     }
 
     @Override
-    public int inFeatures() {
-        return in;
+    void dotRows(MatmulKernels k, int r0, int r1, int r2, int r3, float[] x, int xOff, int k0, int k1, float[] acc, Scratch s) {
+        k.rowsF32(w, r0 * in, r1 * in, r2 * in, r3 * in, x, xOff, k0, k1, acc);
     }
 
     @Override
-    public int outFeatures() {
-        return out;
+    void decodeRows(int r0, int count, int k0, int k1, float[] dst, Scratch s) {
+        for (int i = 0; i < count; i++) System.arraycopy(w, (r0 + i) * in + k0, dst, i * (k1 - k0), k1 - k0);
     }
 
     @Override
-    public void matmul(float[] x, int n, float[] y) {
-        compute.matmul(x, n, in, packed, out, y);
+    float output(int r, float dot) {
+        return dot;
     }
 }

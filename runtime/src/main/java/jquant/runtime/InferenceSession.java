@@ -127,10 +127,13 @@ public final class InferenceSession {
         int dim = c.dim();
         int kvDim = c.kvDim();
         int hidden = c.hiddenDim();
-        float[] embedding = model.embedding();
-        for (int i = 0; i < m; i++) System.arraycopy(embedding, tokens[b0 + i] * dim, x, i * dim, dim);
+        LlamaModel.LayerGate loaded = model.gate();
+        loaded.await(0);
+        TokenEmbedding embedding = model.embedding();
+        for (int i = 0; i < m; i++) embedding.lookup(tokens[b0 + i], x, i * dim);
         List<LlamaModel.Layer> layers = model.layers();
         for (int l = 0; l < layers.size(); l++) {
+            loaded.await(l + 1);
             LlamaModel.Layer layer = layers.get(l);
             for (int i = 0; i < m; i++) kernels.rmsnorm(x, i * dim, layer.attnNorm(), c.rmsEps(), xb, i * dim, dim);
             layer.wq().matmul(xb, m, q);
@@ -193,6 +196,7 @@ public final class InferenceSession {
 
     /** Final norm and classifier for batch rows {@code [from, m)}, written to {@code logits[offset..]}. */
     private void classify(int from, int m, int offset, float[] logits) {
+        model.gate().await(c.layers() + 1);
         int dim = c.dim();
         int rows = m - from;
         for (int i = 0; i < rows; i++) kernels.rmsnorm(x, (from + i) * dim, model.finalNorm(), c.rmsEps(), xb, i * dim, dim);

@@ -19,4 +19,12 @@ public interface LinearWeights {
      * of {@code x}: a matrix-vector product when {@code n == 1}, a batched product otherwise.
      */
     void matmul(float[] x, int n, float[] out);
+
+    /**
+     * Bytes of stored weights (codes, scales) one product reads: what a memory-bound decode step
+     * streams. Float32 size unless the storage says otherwise.
+     */
+    default long storedBytes() {
+        return 4L * inFeatures() * outFeatures();
+    }
 }

@@ -16,7 +16,20 @@ public interface LinearWeightsFactory {
      */
     LinearWeights create(TensorKind kind, int layer, Tensor tensor);
 
-    /** Every tensor decoded to float32 ({@link Tensor#toFloats()}) and kept dense. */
+    /**
+     * Every tensor multiplied where it is stored: float32/float16/bfloat16 through the fused kernels
+     * ({@link DenseWeights}), any other decodable type row by row ({@link DecodedRowsWeights}). A
+     * tensor held in Java memory rather than a file (a computed model) is copied to float32 once.
+     */
+    static LinearWeightsFactory inPlace(Compute compute) {
+        return (kind, layer, tensor) -> {
+            if (!tensor.data().isNative()) return new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
+            if (DenseWeights.supports(tensor.dtype())) return new DenseWeights(tensor, compute);
+            return new DecodedRowsWeights(tensor, compute);
+        };
+    }
+
+    /** Every tensor decoded to a float32 copy ({@link Tensor#toFloats()}): the baseline that in-place loading replaces. */
     static LinearWeightsFactory dense(Compute compute) {
         return (kind, layer, tensor) -> new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
     }

@@ -20,32 +20,49 @@ import java.util.List;
  */
 public final class LlamaModel {
 
+    /**
+     * Waits until the weights of one stage of the forward pass may be used: stage 0 the embedding,
+     * {@code l + 1} block {@code l}, {@code layers + 1} the final norm and classifier
+     * ({@link LayerLoader}).
+     */
+    @FunctionalInterface
+    public interface LayerGate {
+        /** Every stage ready from the start. */
+        LayerGate OPEN = stage -> {};
+
+        void await(int stage);
+    }
+
     /** One transformer block's parameters; norms are float32 vectors of length {@code dim}. */
     public record Layer(float[] attnNorm, LinearWeights wq, LinearWeights wk, LinearWeights wv, LinearWeights wo,
                         float[] ffnNorm, LinearWeights gate, LinearWeights up, LinearWeights down) {}
 
     private final ModelConfig config;
     private final RopeConvention rope;
-    private final float[] embedding;
+    private final TokenEmbedding embedding;
     private final List<Layer> layers;
     private final float[] finalNorm;
     private final LinearWeights head;
     private final Compute compute;
     private final RotaryEmbedding rotary;
+    private final LayerGate gate;
 
     /**
      * Assembles a model from its parts, checking every shape against {@code config}.
      *
-     * @param embedding row-major {@code [vocabSize][dim]}
+     * @param embedding the token embedding, {@code vocabSize} rows of {@code dim}
      * @param head      the classifier, {@code vocabSize × dim}
      */
-    public LlamaModel(ModelConfig config, RopeConvention rope, float[] embedding, List<Layer> layers,
+    public LlamaModel(ModelConfig config, RopeConvention rope, TokenEmbedding embedding, List<Layer> layers,
                       float[] finalNorm, LinearWeights head, Compute compute) {
+        this(config, rope, embedding, layers, finalNorm, head, compute, LayerGate.OPEN);
+    }
+
+    private LlamaModel(ModelConfig config, RopeConvention rope, TokenEmbedding embedding, List<Layer> layers,
+                       float[] finalNorm, LinearWeights head, Compute compute, LayerGate gate) {
         int dim = config.dim();
         int kvDim = config.kvDim();
         int hidden = config.hiddenDim();
-        require(embedding.length == (long) config.vocabSize() * dim, "token embedding",
-                "has " + embedding.length + " floats, expected " + config.vocabSize() + "×" + dim);
         require(layers.size() == config.layers(), "layers", layers.size() + " given, config says " + config.layers());
         require(finalNorm.length == dim, TensorKind.FINAL_NORM.canonicalName(0), "length " + finalNorm.length + ", expected " + dim);
         checkShape(head, config.vocabSize(), dim, TensorKind.HEAD.canonicalName(0));
@@ -69,18 +86,29 @@ public final class LlamaModel {
         this.head = head;
         this.compute = compute;
         this.rotary = new RotaryEmbedding(rope, config.headDim(), config.maxSeqLen(), config.ropeTheta());
+        this.gate = gate;
     }
 
-    /** Loads {@code checkpoint} with dense float32 weights on the Vector API kernels. */
+    /** The same model, whose forward pass waits at each stage for {@code gate} (a {@link LayerLoader}). */
+    public LlamaModel withGate(LayerGate gate) {
+        return new LlamaModel(config, rope, embedding, layers, finalNorm, head, compute, gate);
+    }
+
+    LayerGate gate() {
+        return gate;
+    }
+
+    /** Loads {@code checkpoint} on the Vector API kernels, every weight multiplied where it is stored. */
     public static LlamaModel load(Checkpoint checkpoint) {
         Compute compute = Compute.vector();
-        return load(checkpoint, compute, LinearWeightsFactory.dense(compute));
+        return load(checkpoint, compute, LinearWeightsFactory.inPlace(compute));
     }
 
     /**
      * Loads {@code checkpoint}, asking {@code weights} for every linear layer (the seven block
-     * matrices and the classifier). Embedding and norms are decoded to float32. q/k rows are used as
-     * stored; {@link Checkpoint#rope()} picks the matching rotation.
+     * matrices and the classifier). Embedding rows are decoded when looked up; norms are copied to
+     * float32. q/k rows are used as stored; {@link Checkpoint#rope()} picks the matching rotation.
+     * The model reads the checkpoint's mapping: keep the checkpoint open while the model is used.
      */
     public static LlamaModel load(Checkpoint checkpoint, Compute compute, LinearWeightsFactory weights) {
         ModelConfig c = checkpoint.config();
@@ -99,7 +127,11 @@ public final class LlamaModel {
         }
         Tensor embedding = checkpoint.tensor(TensorKind.EMBEDDING, 0);
         try {
-            return new LlamaModel(c, checkpoint.rope(), embedding.toFloats(), layers,
+            if (embedding.rows() != c.vocabSize() || embedding.cols() != c.dim()) {
+                throw new IllegalArgumentException("token embedding is " + embedding.rows() + "×" + embedding.cols()
+                        + ", expected " + c.vocabSize() + "×" + c.dim());
+            }
+            return new LlamaModel(c, checkpoint.rope(), TokenEmbedding.of(embedding), layers,
                     vector(checkpoint, TensorKind.FINAL_NORM, 0), linear(checkpoint, weights, TensorKind.HEAD, 0), compute);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(checkpoint.source() + ": " + e.getMessage(), e);
@@ -145,7 +177,16 @@ public final class LlamaModel {
         return compute;
     }
 
-    float[] embedding() {
+    /** Bytes of stored weights every token's forward pass reads: all linear layers and the classifier. */
+    public long linearWeightBytes() {
+        long bytes = head.storedBytes();
+        for (Layer l : layers) {
+            for (LinearWeights w : List.of(l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down())) bytes += w.storedBytes();
+        }
+        return bytes;
+    }
+
+    TokenEmbedding embedding() {
         return embedding;
     }
 

@@ -1,14 +1,17 @@
 package jquant.runtime;
 
+import java.lang.foreign.MemorySegment;
 import jquant.formats.CheckpointException;
+import jquant.formats.DType;
+import jquant.formats.Tensor;
 import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
+import jquant.pack.PackedTensor;
+import jquant.pack.VectorWeightletUnpacker;
 import jquant.pack.model.TensorEncoding;
-import jquant.runtime.kernels.Int8Dot;
-import jquant.runtime.kernels.VectorInt8Dot;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,13 +20,14 @@ import java.util.List;
  * Builds a {@link LlamaModel} from a jquant packed model file, in one of two arithmetics for its
  * weightlet tensors (float32 tensors, e.g. a kept embedding or classifier, always run dense):
  * <ul>
- * <li>{@link Mode#WEIGHT_ONLY}: int8 codes × per-channel scale, float32 matmul ({@link WeightletWeights});
+ * <li>{@link Mode#WEIGHT_ONLY}: int8 codes × float32 activations, per-channel scale ({@link WeightletWeights});
  * <li>{@link Mode#NPU}: W{B}A8 as the NPU runs it: activations quantized to int8 with the file's static
  * per-tensor scales of the smoothed inputs, int8 × int8 → int32, per-channel dequantization with the
  * smoothing output factor folded into the channel scales ({@link NpuInt8Weights}). A file packed
  * without calibration stats has no static scales and is refused.
  * </ul>
- * The embedding is a table lookup, so a weightlet-packed embedding is dequantized to float32 rows.
+ * Every tensor is used where it lies in the mapped file: weightlet channels are unpacked on the
+ * matmul path, a weightlet embedding one row per looked-up token, float32 tensors read in place.
  */
 public final class PackedModelLoader {
 
@@ -38,31 +42,25 @@ public final class PackedModelLoader {
     private PackedModelLoader() {}
 
     public static LlamaModel load(JqwFile file, Compute compute, Mode mode) throws CheckpointException {
-        return load(file, compute, mode, new VectorInt8Dot());
-    }
-
-    /** As {@link #load(JqwFile, Compute, Mode)}, with the int8 dot product given (the scalar oracle in tests). */
-    public static LlamaModel load(JqwFile file, Compute compute, Mode mode, Int8Dot dot) throws CheckpointException {
         ModelConfig c = JqwModelMetadata.config(file);
         try {
             List<LlamaModel.Layer> layers = new ArrayList<>(c.layers());
             for (int l = 0; l < c.layers(); l++) {
                 layers.add(new LlamaModel.Layer(
                         vector(file, TensorKind.ATTN_NORM, l),
-                        linear(file, TensorKind.WQ, l, compute, mode, dot),
-                        linear(file, TensorKind.WK, l, compute, mode, dot),
-                        linear(file, TensorKind.WV, l, compute, mode, dot),
-                        linear(file, TensorKind.WO, l, compute, mode, dot),
+                        linear(file, TensorKind.WQ, l, compute, mode),
+                        linear(file, TensorKind.WK, l, compute, mode),
+                        linear(file, TensorKind.WV, l, compute, mode),
+                        linear(file, TensorKind.WO, l, compute, mode),
                         vector(file, TensorKind.FFN_NORM, l),
-                        linear(file, TensorKind.W_GATE, l, compute, mode, dot),
-                        linear(file, TensorKind.W_UP, l, compute, mode, dot),
-                        linear(file, TensorKind.W_DOWN, l, compute, mode, dot)));
+                        linear(file, TensorKind.W_GATE, l, compute, mode),
+                        linear(file, TensorKind.W_UP, l, compute, mode),
+                        linear(file, TensorKind.W_DOWN, l, compute, mode)));
             }
             JqwTensor embedding = tensor(file, TensorKind.EMBEDDING.canonicalName(0));
-            float[] table = embedding.encoding().equals(TensorEncoding.WEIGHTLET)
-                    ? dequantize(file, embedding) : TensorEncoding.readF32(file, embedding);
+            TokenEmbedding table = embedding(file, embedding);
             TensorKind headKind = c.tiedEmbeddings() ? TensorKind.EMBEDDING : TensorKind.HEAD;
-            LinearWeights head = linear(file, headKind, 0, compute, mode, dot);
+            LinearWeights head = linear(file, headKind, 0, compute, mode);
             return new LlamaModel(c, JqwModelMetadata.rope(file), table, layers, vector(file, TensorKind.FINAL_NORM, 0), head, compute);
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());
@@ -79,28 +77,45 @@ public final class PackedModelLoader {
         return TensorEncoding.readF32(file, tensor(file, kind.canonicalName(layer)));
     }
 
-    private static float[] dequantize(JqwFile file, JqwTensor t) {
+    private static TokenEmbedding embedding(JqwFile file, JqwTensor t) {
+        int[] shape = TensorEncoding.matrixShape(t);
+        if (TensorEncoding.F32.equals(t.encoding())) {
+            return TokenEmbedding.of(new Tensor(t.name(), new long[] {shape[0], shape[1]}, DType.F32, f32Part(file, t)));
+        }
         TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
-        return WeightletWeights.dequantize(w.packed(), w.scales());
+        PackedTensor p = w.packed();
+        float[] scales = w.scales();
+        return (token, dst, off) -> VectorWeightletUnpacker.INSTANCE.unpackChannel(p.data(), p.channelOffset(token),
+                p.bits(token), p.length(), scales[token], dst, off);
     }
 
-    private static LinearWeights linear(JqwFile file, TensorKind kind, int layer, Compute compute, Mode mode, Int8Dot dot)
+    /** An f32 tensor's data part, checked against its shape. */
+    private static MemorySegment f32Part(JqwFile file, JqwTensor t) {
+        long n = 1;
+        for (long d : t.shape()) n = Math.multiplyExact(n, d);
+        MemorySegment data = file.part(t, TensorEncoding.DATA);
+        if (data.byteSize() != n * Float.BYTES) {
+            throw new IllegalArgumentException(t.name() + ": data part has " + data.byteSize() + " bytes for " + n + " floats");
+        }
+        return data;
+    }
+
+    private static LinearWeights linear(JqwFile file, TensorKind kind, int layer, Compute compute, Mode mode)
             throws CheckpointException {
         JqwTensor t = tensor(file, kind.canonicalName(layer));
         switch (t.encoding()) {
             case TensorEncoding.F32 -> {
                 int[] shape = TensorEncoding.matrixShape(t);
-                return new DenseF32Weights(TensorEncoding.readF32(file, t), shape[0], shape[1], compute);
+                return new DenseWeights(t.name(), f32Part(file, t), DType.F32, shape[0], shape[1], compute);
             }
             case TensorEncoding.WEIGHTLET -> {
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
-                if (mode == Mode.WEIGHT_ONLY) return new WeightletWeights(w.packed(), w.scales(), compute);
+                if (mode == Mode.WEIGHT_ONLY) return new WeightletWeights(t.name(), w.packed(), w.scales(), compute);
                 if (!(t.attrs().get(TensorEncoding.INPUT_SCALE) instanceof Number scale)) {
                     throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
                             + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");
                 }
-                byte[] codes = jquant.pack.VectorWeightletUnpacker.INSTANCE.unpackTensor(w.packed());
-                return new NpuInt8Weights(codes, w.scales(), w.rows(), w.cols(), scale.floatValue(), compute, dot);
+                return new NpuInt8Weights(t.name(), w.packed(), w.scales(), scale.floatValue(), compute);
             }
             default -> throw new CheckpointException(file.path(), t.name() + " has unknown encoding '" + t.encoding() + "'");
         }

@@ -23,6 +23,9 @@ public final class TernaryLinearWeights implements LinearWeights {
     public int inFeatures() { return matrix.cols(); }
 
     @Override
+    public long storedBytes() { return matrix.packedBytes(); }
+
+    @Override
     public int outFeatures() { return matrix.rows(); }
 
     @Override

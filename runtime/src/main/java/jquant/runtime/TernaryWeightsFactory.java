@@ -8,14 +8,14 @@ import java.util.List;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
-import jquant.pack.ternary.Pq2Block;
-import jquant.pack.ternary.Ptq1Block;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.TernaryTensor;
+import jquant.formats.quant.Tq2Block;
 import jquant.pack.ternary.TernaryDetector;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.pack.ternary.Tq2Block;
+import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
 import jquant.runtime.ternary.Tq2Matrix;
@@ -47,10 +47,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         T2P
     }
 
-    /** What one tensor became: its name, the kernel (or "dense f32") and why. */
+    /** What one tensor became: its name, the kernel (or "dense, in place") and why. */
     public record Decision(String tensor, String kernel, String reason) {}
 
-    private static final String DENSE = "dense f32";
+    private static final String DENSE = "dense, in place";
 
     private final Compute compute;
     private final Layout layout;
@@ -102,16 +102,21 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
                 from = "PQ2_0";
             }
             case F32, F16, BF16 -> {
-                float[] w = tensor.toFloats();
-                ExactTernary exact = exactTernary(tensor, w);
-                if (exact.tensor() == null) return dense(w, rows, cols, name, exact.whyNot());
+                if (cols % TernaryTensor.BLOCK != 0) {
+                    return dense(tensor, "cols " + cols + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
+                }
+                // the first row decides for almost every matrix, without reading (and paging in) the rest
+                ExactTernary first = exactTernary(name, tensor.row(0), 1, cols);
+                if (first.tensor() == null) return dense(tensor, first.whyNot());
+                ExactTernary exact = exactTernary(name, tensor.toFloats(), rows, cols);
+                if (exact.tensor() == null) return dense(tensor, exact.whyNot());
                 byte[] packed = Pq2Block.encode(exact.tensor());
                 from = "exactly ternary " + tensor.dtype() + " (packed to PQ2_0)";
                 if (layout == Layout.STOCK) return ternary(new Pq2Matrix(TernaryMatrix.offHeap(packed), rows, cols, pool), name, from);
                 pq2 = MemorySegment.ofArray(packed);
             }
             default -> {
-                return dense(tensor.toFloats(), rows, cols, name, tensor.dtype() + " is not ternary");
+                return dense(tensor, tensor.dtype() + " is not ternary");
             }
         }
         TernaryMatrix.Selection s = TernaryMatrix.select(name, pq2, rows, cols, pool);
@@ -121,13 +126,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     /** A float matrix as ternary codes and fp16 scales, or why it cannot be one. */
     private record ExactTernary(TernaryTensor tensor, String whyNot) {}
 
-    private static ExactTernary exactTernary(Tensor tensor, float[] w) {
-        if (tensor.cols() % TernaryTensor.BLOCK != 0) {
-            return new ExactTernary(null, "cols " + tensor.cols() + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
-        }
+    private static ExactTernary exactTernary(String name, float[] w, int rows, int cols) {
         TernaryTensor t;
         try {
-            t = TernaryDetector.detect(tensor.name(), w, tensor.rows(), tensor.cols(), TernaryDetector.Granularity.PER_BLOCK);
+            t = TernaryDetector.detect(name, w, rows, cols, TernaryDetector.Granularity.PER_BLOCK);
         } catch (TernaryDetector.NotTernaryException e) {
             return new ExactTernary(null, "not ternary (" + e.getMessage() + ")");
         }
@@ -144,9 +146,10 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         return new TernaryLinearWeights(m);
     }
 
-    private LinearWeights dense(float[] w, int rows, int cols, String name, String reason) {
-        decisions.add(new Decision(name, DENSE, reason));
-        return new DenseF32Weights(w, rows, cols, compute);
+    /** The tensor multiplied where it is stored ({@link LinearWeightsFactory#inPlace}). */
+    private LinearWeights dense(Tensor tensor, String reason) {
+        decisions.add(new Decision(tensor.name(), DENSE, reason));
+        return LinearWeightsFactory.inPlace(compute).create(null, 0, tensor);
     }
 
     private static byte[] bytes(Tensor t) {

@@ -4,7 +4,7 @@
  *
  * <pre>{@code
  * try (Checkpoint c = Checkpoints.open(path)) {
- *     LlamaModel model = LlamaModel.load(c);                     // dense f32, Vector API kernels
+ *     LlamaModel model = LlamaModel.load(c);                     // weights used where they lie, Vector API kernels
  *     Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
  *     int[] ids = Generation.generate(model, tokenizer.encode("Once upon a time"), 100,
  *             Sampler.greedy(), tokenizer.eos(), id -> {});

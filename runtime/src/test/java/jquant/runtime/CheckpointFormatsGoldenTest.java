@@ -3,6 +3,9 @@ package jquant.runtime;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.RopeConvention;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
+import jquant.testsupport.Stories260K;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -21,13 +24,14 @@ import static org.assertj.core.api.Assertions.offset;
  * llama2.c (both versions), Hugging Face safetensors (rotate-half RoPE, permuted q/k rows used as
  * stored) and GGUF (float, and TQ2_0 whose dequantized weights are bit-identical to float).
  */
+@Slow
 class CheckpointFormatsGoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260K.bin", "stories260K-v1.bin", "stories260K-hf", "stories260K-f32.gguf"})
     void stories260kLogitsMatchRunC(String name) throws IOException {
-        float[] golden = Shared.floats(Shared.model("golden_logits_pos0-3.f32"));
-        try (Checkpoint c = Checkpoints.open(Shared.model(name), tokenizerFor(name))) {
+        float[] golden = Stories260K.floats(SharedFiles.model("golden_logits_pos0-3.f32"));
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model(name), tokenizerFor(name))) {
             assertThat(c.rope()).isEqualTo(name.endsWith("-hf") ? RopeConvention.ROTATE_HALF : RopeConvention.ADJACENT_PAIRS);
             float[] logits = LlamaModel.load(c).newSession().forward(new int[] {1, 403, 407, 261}, 0);
             for (int i = 0; i < golden.length; i++) {
@@ -51,22 +55,22 @@ class CheckpointFormatsGoldenTest {
             "tinystories-6M-ternary/golden_generation.txt, tinystories-6M-ternary/tinystories-6M-ternary-f32.gguf",
             "tinystories-6M-ternary/golden_generation.txt, tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf"})
     void greedyGenerationIsGolden(String golden, String name) throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model(name), tokenizerFor(name))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model(name), tokenizerFor(name))) {
             Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
             int[] prompt = tokenizer.encode("Once upon a time");
             assertThat(prompt).as("prompt ids from %s's own vocabulary", name).containsExactly(1, 403, 407, 261, 378);
             int[] continuation = Generation.generate(LlamaModel.load(c), prompt, 200 - (prompt.length - 1), Sampler.greedy(), -1, t -> {});
             int[] positions1to200 = IntStream.concat(Arrays.stream(prompt, 1, prompt.length), Arrays.stream(continuation)).toArray();
-            assertThat(positions1to200).containsExactly(Shared.goldenIds(Shared.model(golden)));
+            assertThat(positions1to200).containsExactly(Stories260K.goldenIds(SharedFiles.model(golden)));
         }
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"stories260K-hf", "stories260K-f32.gguf"})
     void everyVocabularySourceTokenizesTheEvaluationTextAlike(String name) throws IOException {
-        String text = Files.readString(Shared.data("tinystories-valid-sample.txt"));
-        try (Checkpoint c = Checkpoints.open(Shared.model(name));
-             Checkpoint reference = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        String text = Files.readString(SharedFiles.data("tinystories-valid-sample.txt"));
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model(name));
+             Checkpoint reference = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             int[] ids = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text);
             assertThat(ids).hasSize(145_758).containsExactly(Tokenizer.of(reference.vocabulary().orElseThrow()).encode(text));
         }
@@ -74,6 +78,6 @@ class CheckpointFormatsGoldenTest {
 
     /** llama2.c checkpoints without a tokenizer beside them use the shared tok512.bin. */
     private static Path tokenizerFor(String name) {
-        return name.endsWith(".bin") && name.contains("/") ? Shared.model("tok512.bin") : null;
+        return name.endsWith(".bin") && name.contains("/") ? SharedFiles.model("tok512.bin") : null;
     }
 }

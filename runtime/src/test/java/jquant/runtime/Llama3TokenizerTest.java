@@ -1,5 +1,6 @@
 package jquant.runtime;
 
+import jquant.testsupport.SharedFiles;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -47,7 +48,7 @@ class Llama3TokenizerTest {
     private static HuggingFaceTokenizer oracle;
 
     private static Path tokenizerJson() {
-        return Shared.model("llama3-tokenizer").resolve("tokenizer.json");
+        return SharedFiles.model("llama3-tokenizer").resolve("tokenizer.json");
     }
 
     private static synchronized Tokenizer llama3() throws CheckpointException {
@@ -193,7 +194,7 @@ class Llama3TokenizerTest {
     @ValueSource(strings = {"wikitext-2-test.txt", "wikitext-2-test-tokens.txt", "tinystories-valid-sample.txt"})
     void wholeTextsMatchHuggingFaceTokenizers(String file) throws Exception {
         Tokenizer t = llama3();
-        String text = Files.readString(Shared.data(file));
+        String text = Files.readString(SharedFiles.data(file));
         long start = System.nanoTime();
         int[] ids = t.encode(text, false);
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -210,7 +211,7 @@ class Llama3TokenizerTest {
     @Test
     void llamaCppPatternMatchesOnWikitext() throws Exception {
         llama3();
-        String text = Files.readString(Shared.data("wikitext-2-test.txt"));
+        String text = Files.readString(SharedFiles.data("wikitext-2-test.txt"));
         assertSameIds("wikitext-2-test.txt (llama.cpp pattern)", oracleIds(text), Tokenizer.of(asLlamaCppReadsIt(vocabulary)).encode(text, false));
     }
 

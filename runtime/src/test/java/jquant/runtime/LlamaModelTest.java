@@ -5,6 +5,9 @@ import jquant.formats.Checkpoints;
 import jquant.formats.RopeConvention;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
+import jquant.testsupport.Stories260K;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -17,13 +20,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
+@Slow
 class LlamaModelTest {
     private static final int[] PROMPT = {1, 403, 407, 261, 378};
 
-    static LlamaModel stories260K(Compute compute) throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
-            return LlamaModel.load(c, compute, LinearWeightsFactory.dense(compute));
-        }
+    /** Open for the whole class: a model reads its weights from the checkpoint's mapping. */
+    private static Checkpoint stories;
+
+    @org.junit.jupiter.api.BeforeAll
+    static void open() throws IOException {
+        stories = Checkpoints.open(SharedFiles.model("stories260K.bin"));
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void close() {
+        if (stories != null) stories.close();
+    }
+
+    static LlamaModel stories260K(Compute compute) {
+        return LlamaModel.load(stories, compute, LinearWeightsFactory.inPlace(compute));
     }
 
     /** The prompt (minus BOS) followed by the greedy continuation: positions 1..200, as the golden files list them. */
@@ -34,7 +49,7 @@ class LlamaModelTest {
 
     @Test
     void stories260kLogitsMatchRunC() throws IOException {
-        float[] golden = Shared.floats(Shared.model("golden_logits_pos0-3.f32"));
+        float[] golden = Stories260K.floats(SharedFiles.model("golden_logits_pos0-3.f32"));
         for (Compute compute : List.of(Compute.vector(), Compute.scalar())) {
             float[] logits = stories260K(compute).newSession().forward(new int[] {1, 403, 407, 261}, 0);
             assertThat(logits).hasSameSizeAs(golden);
@@ -47,14 +62,14 @@ class LlamaModelTest {
 
     @Test
     void stories260kGreedyGenerationIsGolden() throws IOException {
-        int[] golden = Shared.goldenIds(Shared.model("golden_generation.txt"));
+        int[] golden = Stories260K.goldenIds(SharedFiles.model("golden_generation.txt"));
         assertThat(greedy200(stories260K(Compute.vector()))).containsExactly(golden);
         assertThat(greedy200(stories260K(Compute.scalar()))).containsExactly(golden);
     }
 
     @Test
     void greedyTextDecodesToTheGoldenStdout() throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
             int[] prompt = tokenizer.encode("Once upon a time");
             assertThat(prompt).containsExactly(PROMPT);
@@ -68,7 +83,7 @@ class LlamaModelTest {
     @Test
     void batchedForwardEqualsTokenByToken() throws IOException {
         LlamaModel model = stories260K(Compute.vector());
-        int[] tokens = Arrays.copyOf(Shared.goldenIds(Shared.model("golden_generation.txt")), 40);
+        int[] tokens = Arrays.copyOf(Stories260K.goldenIds(SharedFiles.model("golden_generation.txt")), 40);
         int vocab = model.config().vocabSize();
         float[] batched = model.newSession().forward(tokens, 0);
         InferenceSession stepwise = model.newSession();
@@ -90,7 +105,7 @@ class LlamaModelTest {
     void rotateHalfCheckpointGivesTheSameLogits() throws IOException {
         // Permute q/k rows as Hugging Face's exporter does (llama2.c permute_original) and run with ROTATE_HALF.
         Compute compute = Compute.vector();
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             LlamaModel adjacent = LlamaModel.load(c, compute, LinearWeightsFactory.dense(compute));
             int headDim = c.config().headDim();
             LinearWeightsFactory permuted = (kind, layer, tensor) -> {
@@ -143,7 +158,7 @@ class LlamaModelTest {
                     weights.create(TensorKind.W_DOWN, l, c.tensor(TensorKind.W_DOWN, l))));
         }
         Tensor head = c.tensor(TensorKind.HEAD, 0);
-        return new LlamaModel(c.config(), rope, c.tensor(TensorKind.EMBEDDING, 0).toFloats(), layers,
+        return new LlamaModel(c.config(), rope, TokenEmbedding.of(c.tensor(TensorKind.EMBEDDING, 0)), layers,
                 c.tensor(TensorKind.FINAL_NORM, 0).toFloats(), weights.create(TensorKind.HEAD, 0, head), compute);
     }
 
@@ -157,7 +172,7 @@ class LlamaModelTest {
         assertThatThrownBy(() -> model.newSession(513)).hasMessageContaining("outside [1, 512]");
         assertThatThrownBy(() -> Generation.generate(model, new int[] {1}, 513, Sampler.greedy(), -1, t -> {}))
                 .hasMessageContaining("exceed the model's context of 512");
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             Compute compute = Compute.vector();
             LinearWeightsFactory transposedWk = (kind, layer, t) -> kind == TensorKind.WK
                     ? new DenseF32Weights(t.toFloats(), t.cols(), t.rows(), compute)

@@ -2,56 +2,38 @@ package jquant.runtime;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
-import jquant.formats.Checkpoints;
-import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
+import jquant.pack.model.FakeSmoothing;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.SmoothedSource;
+import jquant.pack.model.TestModels;
 import jquant.quantize.BitPlan;
-import jquant.quantize.ErrorTable;
-import jquant.quantize.GreedyBitAllocator;
-import jquant.quantize.Metric;
-import jquant.quantize.RelativeError;
 import jquant.quantize.SymmetricChannelQuantizer;
-import jquant.runtime.kernels.ScalarInt8Dot;
+import jquant.runtime.kernels.ScalarMatmulKernels;
+import jquant.runtime.kernels.VectorKernels;
+import jquant.runtime.kernels.WorkerPool;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.SequencedMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class PackedModelLoaderTest {
     private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
 
-    private static Checkpoint stories() throws CheckpointException {
-        return Checkpoints.open(Shared.model("stories260K.bin"), Shared.model("tok512.bin"));
-    }
-
-    private static BitPlan plan(Checkpoint c, double budget) {
-        List<ErrorTable> tables = new ArrayList<>();
-        for (int l = 0; l < c.config().layers(); l++) {
-            for (TensorKind k : TensorKind.values()) {
-                if (!k.isBlockLinear()) continue;
-                var t = c.tensor(k, l);
-                tables.add(RelativeError.table(k.canonicalName(l), t.toFloats(), t.rows(), t.cols(), Metric.APPROX, null));
-            }
-        }
-        return GreedyBitAllocator.allocate(tables, budget);
-    }
-
     private static int[] text(Checkpoint c, int chars) throws IOException {
-        String s = Files.readString(Shared.data("tinystories-valid-sample.txt")).substring(0, chars);
+        String s = Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, chars);
         return Tokenizer.of(c.vocabulary().orElseThrow()).encode(s);
     }
 
@@ -61,8 +43,8 @@ class PackedModelLoaderTest {
 
     @Test
     void weightOnlyLogitsEqualAFloatModelOfTheDequantizedWeights(@TempDir Path dir) throws IOException {
-        try (Checkpoint c = stories()) {
-            BitPlan plan = plan(c, 4);
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan plan = TestModels.plan(c, 4);
             Path f = dir.resolve("m.jqw");
             ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null), f, QUIET);
             Compute compute = Compute.vector();
@@ -84,9 +66,9 @@ class PackedModelLoaderTest {
 
     @Test
     void npuModeRefusesAFileWithoutActivationScales(@TempDir Path dir) throws IOException {
-        try (Checkpoint c = stories()) {
+        try (Checkpoint c = TestModels.stories260K()) {
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan(c, 4), ModelPacker.KEEPABLE, null), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(TestModels.plan(c, 4), ModelPacker.KEEPABLE, null), f, QUIET);
             try (JqwFile j = JqwFile.open(f)) {
                 assertThatThrownBy(() -> PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU))
                         .isInstanceOf(CheckpointException.class)
@@ -98,58 +80,47 @@ class PackedModelLoaderTest {
     /**
      * Smoothing at α = 0 (no factors, W' = W, output factors 1) with each linear layer's input max |x| over
      * a text as its static range: the W8A8 arithmetic on the raw weights (calibration proper lives above
-     * the runtime; the smoothed case is tested in the CLI module).
+     * the runtime; the smoothed case is tested in the calibration module).
      */
-    private record UnsmoothedRanges(Checkpoint smoothed, Map<String, Float> inputMax) implements SmoothedSource {
-        static UnsmoothedRanges measure(Checkpoint c, int[] tokens) {
-            Map<String, Float> max = new HashMap<>();
-            Compute compute = Compute.vector();
-            LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
-            LlamaModel m = LlamaModel.load(c, compute, (kind, layer, tensor) -> {
-                LinearWeights w = dense.create(kind, layer, tensor);
-                return new LinearWeights() {
-                    @Override public int inFeatures() { return w.inFeatures(); }
-                    @Override public int outFeatures() { return w.outFeatures(); }
-                    @Override public void matmul(float[] x, int n, float[] y) {
-                        float r = 0;
-                        for (int i = 0; i < n * w.inFeatures(); i++) r = Math.max(r, Math.abs(x[i]));
-                        max.merge(kind.canonicalName(layer), r, Math::max);
-                        w.matmul(x, n, y);
-                    }
-                };
-            });
-            for (int from = 0; from < tokens.length; from += 256) {
-                m.newSession(256).forward(Arrays.copyOfRange(tokens, from, Math.min(from + 256, tokens.length)), 0);
-            }
-            return new UnsmoothedRanges(c, max);
+    private static SmoothedSource unsmoothedRanges(Checkpoint c, int[] tokens) {
+        Map<String, Float> max = new HashMap<>();
+        Compute compute = Compute.vector();
+        LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
+        LlamaModel m = LlamaModel.load(c, compute, (kind, layer, tensor) -> {
+            LinearWeights w = dense.create(kind, layer, tensor);
+            return new LinearWeights() {
+                @Override public int inFeatures() { return w.inFeatures(); }
+                @Override public int outFeatures() { return w.outFeatures(); }
+                @Override public void matmul(float[] x, int n, float[] y) {
+                    float r = 0;
+                    for (int i = 0; i < n * w.inFeatures(); i++) r = Math.max(r, Math.abs(x[i]));
+                    max.merge(kind.canonicalName(layer), r, Math::max);
+                    w.matmul(x, n, y);
+                }
+            };
+        });
+        for (int from = 0; from < tokens.length; from += 256) {
+            m.newSession(256).forward(Arrays.copyOfRange(tokens, from, Math.min(from + 256, tokens.length)), 0);
         }
-        @Override public float[] outputFactor(TensorKind kind, int layer) {
-            float[] f = new float[smoothed.tensor(kind, layer).rows()];
-            Arrays.fill(f, 1f);
-            return f;
-        }
-        @Override public float inputScale(TensorKind kind, int layer) { return inputMax.get(kind.canonicalName(layer)) / 127f; }
-        @Override public float outputScale(TensorKind kind, int layer) { return 1f; }
-        @Override public float alpha(TensorKind kind, int layer) { return 0f; }
-        @Override public SequencedMap<String, Float> groupAlphas() { return new LinkedHashMap<>(); }
-        @Override public String modelFingerprint() { return "stories260K"; }
-        @Override public String statsSha256() { return "0".repeat(64); }
+        return new FakeSmoothing(c, row -> 1f, (kind, layer) -> max.get(kind.canonicalName(layer)) / 127f, 1f, 0f,
+                new LinkedHashMap<>(), "stories260K", "0".repeat(64));
     }
 
     @Test
     void w8a8IsCloseToFloatAndTheVectorDotMatchesTheScalarOracle(@TempDir Path dir) throws IOException {
-        try (Checkpoint c = stories()) {
+        try (Checkpoint c = TestModels.stories260K()) {
             int[] calibration = text(c, 3000);
-            UnsmoothedRanges ranges = UnsmoothedRanges.measure(c, calibration);
+            SmoothedSource ranges = unsmoothedRanges(c, calibration);
             Path f = dir.resolve("m.jqw");
-            BitPlan plan = plan(c, 8);
+            BitPlan plan = TestModels.plan(c, 8);
             plan = new BitPlan(plan.budget(), plan.tensors().stream().map(t -> t.withAlpha(0.0)).toList());
             ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, ranges), f, QUIET);
             int[] tokens = Arrays.copyOfRange(text(c, 6000), calibration.length, calibration.length + 200);
             float[] reference = logits(LlamaModel.load(c), tokens);
             try (JqwFile j = JqwFile.open(f)) {
                 float[] npu = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU), tokens);
-                float[] oracle = logits(PackedModelLoader.load(j, Compute.vector(), PackedModelLoader.Mode.NPU, new ScalarInt8Dot()), tokens);
+                Compute scalarProducts = new Compute(new VectorKernels(), new ScalarMatmulKernels(), WorkerPool.common());
+                float[] oracle = logits(PackedModelLoader.load(j, scalarProducts, PackedModelLoader.Mode.NPU), tokens);
                 assertThat(maxAbsDifference(npu, oracle)).isZero();
                 int vocab = c.config().vocabSize(), agree = 0;
                 double err = 0, norm = 0;

@@ -3,6 +3,8 @@ package jquant.runtime;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -15,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.offset;
 
+@Slow
 class PerplexityTest {
 
     private static Tokenizer tokenizer(Checkpoint c) {
@@ -23,8 +26,8 @@ class PerplexityTest {
 
     @Test
     void stories260kReproducesLlamaCppOnTinyStories() throws IOException {
-        String text = Files.readString(Shared.data("tinystories-valid-sample.txt"));
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        String text = Files.readString(SharedFiles.data("tinystories-valid-sample.txt"));
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             List<Integer> windowsSeen = new ArrayList<>();
             Perplexity.Result r = new Perplexity(256).evaluate(LlamaModel.load(c), tokenizer(c), text,
                     (done, total, ppl) -> windowsSeen.add(done));
@@ -40,9 +43,9 @@ class PerplexityTest {
 
     @Test
     void modelAgainstItselfHasNoDivergenceAndAPerturbedOneHasSome() throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             Tokenizer tokenizer = tokenizer(c);
-            int[] tokens = Arrays.copyOf(tokenizer.encode(Files.readString(Shared.data("tinystories-valid-sample.txt"))), 5 * 64 + 7);
+            int[] tokens = Arrays.copyOf(tokenizer.encode(Files.readString(SharedFiles.data("tinystories-valid-sample.txt"))), 5 * 64 + 7);
             LlamaModel model = LlamaModel.load(c);
             Perplexity perplexity = new Perplexity(64);
 
@@ -80,7 +83,7 @@ class PerplexityTest {
 
     @Test
     void unusableInputsAreRejected() throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             LlamaModel model = LlamaModel.load(c);
             Tokenizer tokenizer = tokenizer(c);
             assertThatThrownBy(() -> new Perplexity(256).evaluate(model, tokenizer, "", null))
@@ -95,7 +98,7 @@ class PerplexityTest {
 
     @Test
     void nonFiniteLogitsAreAnErrorNotANaN() throws IOException {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             Compute compute = Compute.vector();
             LlamaModel broken = LlamaModel.load(c, compute, (kind, layer, t) -> {
                 float[] w = t.toFloats();

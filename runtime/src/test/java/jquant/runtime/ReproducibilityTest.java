@@ -2,6 +2,8 @@ package jquant.runtime;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -14,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * int8, where a last-bit float difference becomes a different code, so this is what makes stock vs T2P
  * perplexities comparable to every printed digit.
  */
+@Slow
 class ReproducibilityTest {
     private static final int REPEATS = 40;
 
@@ -34,14 +37,14 @@ class ReproducibilityTest {
 
     @Test
     void denseForwardIsBitReproducibleAcrossJitTiers() throws Exception {
-        try (Checkpoint c = Checkpoints.open(Shared.model("stories260K.bin"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
             assertRepeatable(LlamaModel.load(c, Compute.vector(), LinearWeightsFactory.dense(Compute.vector())));
         }
     }
 
     @Test
     void ternaryForwardIsBitReproducibleAcrossJitTiers() throws Exception {
-        try (Checkpoint c = Checkpoints.open(Shared.model("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf"))) {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf"))) {
             Compute compute = Compute.vector();
             assertRepeatable(LlamaModel.load(c, compute, new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.T2P)));
         }

@@ -1,5 +1,6 @@
 package jquant.runtime;
 
+import jquant.testsupport.SharedFiles;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -37,9 +38,9 @@ class SentencePieceTokenizerJsonTest {
         assertThat(v.addBos()).isTrue();
         Tokenizer t = Tokenizer.of(v);
         List<String> texts = new ArrayList<>();
-        texts.add(Files.readString(Shared.data("tinystories-valid-sample.txt")));
+        texts.add(Files.readString(SharedFiles.data("tinystories-valid-sample.txt")));
         // pieces cover ASCII only: everything else falls back to <0xNN> byte tokens
-        texts.add(Files.readString(Shared.data("wikitext-2-test.txt")));
+        texts.add(Files.readString(SharedFiles.data("wikitext-2-test.txt")));
         texts.add("  leading spaces, ünïcödé — 日本語 🙂\ttab\nnew line  ");
         try (HuggingFaceTokenizer oracle = HuggingFaceTokenizer.newInstance(json, Map.of("truncation", "false", "padding", "false"))) {
             for (String text : texts) {
@@ -61,7 +62,7 @@ class SentencePieceTokenizerJsonTest {
      * of one piece by the ids of their halves, all by the piece's score, highest first; BOS by template.
      */
     private static Path writeTokenizerJson(Path dir) throws Exception {
-        Vocabulary sp = SentencePieceModel.read(Shared.model("tok512.model"));
+        Vocabulary sp = SentencePieceModel.read(SharedFiles.model("tok512.model"));
         Map<String, Integer> ids = new HashMap<>();
         for (int id = 0; id < sp.size(); id++) ids.putIfAbsent(sp.pieces().get(id), id);
         record Merge(String left, String right, float score) {}

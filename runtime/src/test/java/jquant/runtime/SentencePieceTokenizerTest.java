@@ -2,6 +2,8 @@ package jquant.runtime;
 
 import jquant.formats.Vocabulary;
 import jquant.formats.llama2c.Llama2cTokenizerReader;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -12,10 +14,11 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class SentencePieceTokenizerTest {
 
     private static Tokenizer tok512() throws IOException {
-        return Tokenizer.of(Llama2cTokenizerReader.read(Shared.model("tok512.bin")));
+        return Tokenizer.of(Llama2cTokenizerReader.read(SharedFiles.model("tok512.bin")));
     }
 
     @Test
@@ -28,7 +31,7 @@ class SentencePieceTokenizerTest {
 
     @Test
     void wholeEvaluationTextGivesLlamaCppsTokenCount() throws IOException {
-        String text = Files.readString(Shared.data("tinystories-valid-sample.txt"));
+        String text = Files.readString(SharedFiles.data("tinystories-valid-sample.txt"));
         int[] ids = tok512().encode(text);
         // llama.cpp's SentencePiece tokenizer with this vocabulary: 145,758 tokens, BOS included
         assertThat(ids).hasSize(145_758);

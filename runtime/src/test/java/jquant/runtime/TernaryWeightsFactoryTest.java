@@ -9,15 +9,14 @@ import java.util.Random;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
-import jquant.pack.ternary.Pq2Block;
-import jquant.pack.ternary.Ptq1Block;
-import jquant.pack.ternary.T2pBlock;
-import jquant.pack.ternary.T2pShapeException;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.pack.ternary.Tq2Block;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.T2pBlock;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
+import jquant.formats.quant.Tq2Block;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.kernels.ScalarKernels;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.Tq2Matrix;
@@ -33,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class TernaryWeightsFactoryTest {
 
     static final WorkerPool POOL = new WorkerPool(2);
-    static final Compute COMPUTE = new Compute(new ScalarKernels(), POOL);
+    static final Compute COMPUTE = Compute.scalar().on(POOL);
 
     @AfterAll
     static void closePool() { POOL.close(); }

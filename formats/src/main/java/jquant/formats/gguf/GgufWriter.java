@@ -7,15 +7,12 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.SequencedMap;
 import java.util.Set;
-import java.util.UUID;
+import jquant.formats.AtomicOutput;
 import jquant.formats.Tensor;
 
 /**
@@ -23,8 +20,7 @@ import jquant.formats.Tensor;
  * given types, then the tensor table and the tensor data, each tensor starting on a multiple of
  * {@code general.alignment} (32 if absent) and zero-padded to the next one, as ggml writes it.
  *
- * <p>The file is written to a temporary file in the target's folder and renamed over the target only
- * once complete, so readers never see a half-written file.
+ * <p>The file is written through an {@link AtomicOutput}, so readers never see a half-written file.
  */
 public final class GgufWriter {
     public static final int VERSION = 3;
@@ -43,28 +39,22 @@ public final class GgufWriter {
     public static void write(Path target, SequencedMap<String, GgufValue> metadata, Collection<Tensor> tensors) throws IOException {
         long alignment = alignment(metadata);
         byte[] header = header(metadata, tensors, alignment);
-        Path folder = target.toAbsolutePath().getParent();
-        // created like any new file (umask permissions, unlike createTempFile's owner-only ones)
-        Path temp = Files.createFile(folder.resolve("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp"));
-        try {
-            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                writeFully(out, ByteBuffer.wrap(header));
-                long position = header.length;
-                for (Tensor t : tensors) {
-                    for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
-                        MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
-                        writeFully(out, chunk.asByteBuffer());
-                    }
-                    position += t.byteSize();
-                    long padded = GgufFile.alignUp(position, alignment);
-                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
-                    position = padded;
+        try (AtomicOutput file = AtomicOutput.open(target)) {
+            FileChannel out = file.channel();
+            writeFully(out, ByteBuffer.wrap(header));
+            long position = header.length;
+            for (Tensor t : tensors) {
+                for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
+                    MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
+                    writeFully(out, chunk.asByteBuffer());
                 }
-                out.force(true);
+                position += t.byteSize();
+                long padded = GgufFile.alignUp(position, alignment);
+                writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                position = padded;
             }
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
+            out.force(true);
+            file.commit();
         }
     }
 

@@ -3,17 +3,13 @@ package jquant.formats.jqw;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.formats.AtomicOutput;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,25 +19,21 @@ import java.util.zip.CRC32C;
 /**
  * Streams a jquant packed file: layers are written one after another (only the current tensor's
  * bytes need be in memory), the JSON metadata goes after the data, and the header is filled in last.
- * Everything goes to a temporary file beside the target, renamed into place by {@link #finish}; a
- * writer closed without {@code finish} deletes it, so a failed pack leaves no output.
+ * Everything goes through an {@link AtomicOutput}, renamed into place by {@link #finish}; a writer
+ * closed without {@code finish} deletes it, so a failed pack leaves no output.
  */
 public final class JqwWriter implements AutoCloseable {
-    private final Path target;
-    private final Path tmp;
+    private final AtomicOutput file;
     private final FileChannel ch;
     private final List<JqwLayer> layers = new ArrayList<>();
     private String layerName;
     private long layerStart;
     private CRC32C layerCrc;
     private List<JqwTensor> layerTensors;
-    private boolean finished;
 
     public JqwWriter(Path target) throws IOException {
-        this.target = target.toAbsolutePath();
-        Files.createDirectories(this.target.getParent());
-        this.tmp = Files.createTempFile(this.target.getParent(), "." + this.target.getFileName() + ".", ".tmp");
-        this.ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        this.file = AtomicOutput.open(target);
+        this.ch = file.channel();
         ch.write(ByteBuffer.allocate(JqwHeader.SIZE), 0);
         ch.position(JqwHeader.SIZE);
     }
@@ -114,23 +106,11 @@ public final class JqwWriter implements AutoCloseable {
         h.position(0);
         ch.write(h, 0);
         ch.force(true);
-        ch.close();
-        if (Files.getFileStore(tmp).supportsFileAttributeView("posix")) {
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-        }
-        try {
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-        }
-        finished = true;
+        file.commit();
     }
 
     @Override
     public void close() throws IOException {
-        if (!finished) {
-            ch.close();
-            Files.deleteIfExists(tmp);
-        }
+        file.close();
     }
 }

@@ -1,5 +1,7 @@
 package jquant.formats.quant;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The base-3 byte codec shared by TQ1_0 and PTQ1_0. A byte stores up to five trits
  * {@code t0..t4 ∈ {0,1,2}} as the fixed-point fraction {@code b = ceil(q · 256 / 243)} with
@@ -8,7 +10,8 @@ package jquant.formats.quant;
  * per trit and no division.
  */
 final class Trits {
-    private static final int[] POW3 = {1, 3, 9, 27, 81};
+    /** 3^n for the five trits of a byte. */
+    static final int[] POW3 = {1, 3, 9, 27, 81};
 
     private Trits() {}
 
@@ -24,7 +27,7 @@ final class Trits {
      * {@code m} holds weights {@code e + n·c + m} for {@code n = 0..4}. Then each of the {@code qhBytes}
      * bytes {@code h} holds four weights {@code n·qhBytes + h}, {@code n = 0..3}. Weight = (trit − 1)·d.
      */
-    static void decodeStaged(java.lang.foreign.MemorySegment src, long qsOffset, int[] stageBytes,
+    static void decodeStaged(MemorySegment src, long qsOffset, int[] stageBytes,
                              long qhOffset, int qhBytes, float d, float[] dst, int out) {
         long byteAt = qsOffset;
         for (int c : stageBytes) {

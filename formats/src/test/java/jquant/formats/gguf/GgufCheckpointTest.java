@@ -13,10 +13,10 @@ import jquant.formats.CheckpointException;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
-import jquant.formats.SharedFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
+import jquant.testsupport.SharedFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

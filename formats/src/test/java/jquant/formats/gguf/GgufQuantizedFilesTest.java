@@ -7,8 +7,9 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Map;
 import jquant.formats.DType;
-import jquant.formats.SharedFiles;
 import jquant.formats.Tensor;
+import jquant.testsupport.SharedFiles;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * TQ2_0 ternary file decodes exactly (the ternary model's weights are exactly {−s, 0, +s}): bit-identical
  * except that the F32 file keeps −0 where TQ2_0 can only give +0.
  */
+@Slow
 class GgufQuantizedFilesTest {
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** fp16 keeps 11 significant bits: rounding the scale moves it by at most this relative amount. */

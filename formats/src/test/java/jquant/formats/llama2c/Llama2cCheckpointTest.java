@@ -4,9 +4,9 @@ import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.formats.ModelConfig;
-import jquant.formats.SharedFiles;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
+import jquant.testsupport.SharedFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

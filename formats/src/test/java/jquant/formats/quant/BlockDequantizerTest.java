@@ -124,7 +124,7 @@ class BlockDequantizerTest {
         }
     }
 
-    /** Packs trits of one staged base-3 block as the DESIGN / ggml layout describes it. */
+    /** Packs trits of one staged base-3 block as ggml's layout describes it. */
     private static void packStaged(byte[] bytes, int base, int[] trits, int[] stages, int qhOffset, int qhBytes) {
         int at = base;
         int element = 0;
@@ -169,12 +169,12 @@ class BlockDequantizerTest {
 
     @Test
     void layoutConstantsMatchTheDTypeTable() {
-        assertThat(Q8_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.Q8_0.blockBytes());
-        assertThat(Q4_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.Q4_0.blockBytes());
-        assertThat(TQ1_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.TQ1_0.blockBytes());
-        assertThat(TQ2_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.TQ2_0.blockBytes());
-        assertThat(PQ2_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.PQ2_0.blockBytes());
-        assertThat(PTQ1_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.PTQ1_0.blockBytes());
+        assertThat(Q8_0Block.BYTES).isEqualTo(DType.Q8_0.blockBytes());
+        assertThat(Q4_0Block.BYTES).isEqualTo(DType.Q4_0.blockBytes());
+        assertThat(Tq1Block.BYTES).isEqualTo(DType.TQ1_0.blockBytes());
+        assertThat(Tq2Block.BYTES).isEqualTo(DType.TQ2_0.blockBytes());
+        assertThat(Pq2Block.BYTES).isEqualTo(DType.PQ2_0.blockBytes());
+        assertThat(Ptq1Block.BYTES).isEqualTo(DType.PTQ1_0.blockBytes());
     }
 
     @Test

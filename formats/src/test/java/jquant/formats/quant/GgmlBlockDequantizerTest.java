@@ -261,14 +261,14 @@ class GgmlBlockDequantizerTest {
 
     @Test
     void layoutConstantsMatchTheDTypeTable() {
-        assertThat(Q4_1Dequantizer.BLOCK_BYTES).isEqualTo(DType.Q4_1.blockBytes());
-        assertThat(Q5_0Dequantizer.BLOCK_BYTES).isEqualTo(DType.Q5_0.blockBytes());
-        assertThat(Q5_1Dequantizer.BLOCK_BYTES).isEqualTo(DType.Q5_1.blockBytes());
-        assertThat(Q2_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q2_K.blockBytes());
-        assertThat(Q3_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q3_K.blockBytes());
-        assertThat(Q4_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q4_K.blockBytes());
-        assertThat(Q5_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q5_K.blockBytes());
-        assertThat(Q6_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q6_K.blockBytes());
-        assertThat(Q8_KDequantizer.BLOCK_BYTES).isEqualTo(DType.Q8_K.blockBytes());
+        assertThat(Q4_1Block.BYTES).isEqualTo(DType.Q4_1.blockBytes());
+        assertThat(Q5_0Block.BYTES).isEqualTo(DType.Q5_0.blockBytes());
+        assertThat(Q5_1Block.BYTES).isEqualTo(DType.Q5_1.blockBytes());
+        assertThat(Q2_KBlock.BYTES).isEqualTo(DType.Q2_K.blockBytes());
+        assertThat(Q3_KBlock.BYTES).isEqualTo(DType.Q3_K.blockBytes());
+        assertThat(Q4_KBlock.BYTES).isEqualTo(DType.Q4_K.blockBytes());
+        assertThat(Q5_KBlock.BYTES).isEqualTo(DType.Q5_K.blockBytes());
+        assertThat(Q6_KBlock.BYTES).isEqualTo(DType.Q6_K.blockBytes());
+        assertThat(Q8_KBlock.BYTES).isEqualTo(DType.Q8_K.blockBytes());
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.testsupport.SharedFiles;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +16,6 @@ import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.PreTokenizer;
 import jquant.formats.RopeConvention;
-import jquant.formats.SharedFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;

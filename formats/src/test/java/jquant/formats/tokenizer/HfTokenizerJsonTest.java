@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import jquant.formats.CheckpointException;
 import jquant.formats.PreTokenizer;
-import jquant.formats.SharedFiles;
+import jquant.testsupport.SharedFiles;
 import jquant.formats.Vocabulary;
 import jquant.formats.Vocabulary.TokenType;
 import org.junit.jupiter.api.Test;

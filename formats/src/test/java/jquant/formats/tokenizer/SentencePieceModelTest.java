@@ -9,10 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import jquant.formats.CheckpointException;
-import jquant.formats.SharedFiles;
 import jquant.formats.Vocabulary;
 import jquant.formats.gguf.GgufFile;
 import jquant.formats.gguf.GgufValue;
+import jquant.testsupport.SharedFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,5 +1,8 @@
 package jquant.pack.ternary;
 
+import jquant.formats.quant.TernaryTensor;
+
+
 /**
  * BitNet b1.58 absmean ternarization, for making ternary test models out of float checkpoints:
  * s = mean |W| over the tensor, w = clip(round(W / s), −1, +1) with round half to even (PyTorch's

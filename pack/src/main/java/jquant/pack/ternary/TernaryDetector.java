@@ -1,5 +1,8 @@
 package jquant.pack.ternary;
 
+import jquant.formats.quant.TernaryTensor;
+
+
 /**
  * Decides whether a float matrix is exactly ternary: every weight of a scale group equals −s, 0 or
  * +s for one s per group (s = the group's largest magnitude). Nothing is rounded: the first weight

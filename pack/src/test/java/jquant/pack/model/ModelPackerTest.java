@@ -16,6 +16,7 @@ import jquant.pack.WeightletLayout;
 import jquant.quantize.BitPlan;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;
+import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,13 +25,16 @@ import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+@Slow
 class ModelPackerTest {
     private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
 
@@ -130,21 +134,10 @@ class ModelPackerTest {
         }
     }
 
-    /**
-     * Smoothing stand-in: the view is the source itself (W' = W), output factors 1, 1.5, 2 by row, so the
-     * test sees what the packer does with them, whatever smoothing computes.
-     */
-    private record FixedSmoothing(Checkpoint smoothed, String statsSha256) implements SmoothedSource {
-        @Override public float[] outputFactor(TensorKind kind, int layer) {
-            float[] f = new float[smoothed.tensor(kind, layer).rows()];
-            for (int r = 0; r < f.length; r++) f[r] = 1 + (r % 3) * 0.5f;
-            return f;
-        }
-        @Override public float inputScale(TensorKind kind, int layer) { return 0.01f * (layer + 1) + kind.ordinal() * 1e-4f; }
-        @Override public float outputScale(TensorKind kind, int layer) { return 1 / 127f; }
-        @Override public float alpha(TensorKind kind, int layer) { return 0.5f; }
-        @Override public java.util.SequencedMap<String, Float> groupAlphas() { return new java.util.LinkedHashMap<>(java.util.Map.of("output", 0.5f)); }
-        @Override public String modelFingerprint() { return "fingerprint"; }
+    /** Output factors 1, 1.5, 2 by row and a distinct input scale per layer, so the test sees where each one lands. */
+    private static SmoothedSource fixedSmoothing(Checkpoint c, String statsSha256) {
+        return new FakeSmoothing(c, r -> 1 + (r % 3) * 0.5f, (kind, layer) -> 0.01f * (layer + 1) + kind.ordinal() * 1e-4f, 1 / 127f, 0.5f,
+                new LinkedHashMap<>(Map.of("output", 0.5f)), "fingerprint", statsSha256);
     }
 
     private static BitPlan withAlpha(BitPlan plan, Double alpha) {
@@ -155,7 +148,7 @@ class ModelPackerTest {
     void smoothedPackFoldsOutputFactorsRecordsStaticScalesAndVerifiesOnlyWithTheSameStats(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
             BitPlan raw = TestModels.plan(c, 5, TensorKind.HEAD), plan = withAlpha(raw, 0.5);
-            SmoothedSource smoothing = new FixedSmoothing(c, "a".repeat(64));
+            SmoothedSource smoothing = fixedSmoothing(c, "a".repeat(64));
             Set<TensorKind> keepEmbedding = Set.of(TensorKind.EMBEDDING);
             Path f = dir.resolve("m.jqw");
             ModelPacker.pack(c, new ModelPacker.Options(plan, keepEmbedding, smoothing), f, QUIET);
@@ -179,7 +172,7 @@ class ModelPackerTest {
             assertThat(PackedModelVerifier.verify(f, c, smoothing, QUIET).problems()).isEmpty();
             assertThatThrownBy(() -> PackedModelVerifier.verify(f, c, null, QUIET))
                     .hasMessageContaining("was packed with calibration stats").hasMessageContaining("--stats");
-            assertThatThrownBy(() -> PackedModelVerifier.verify(f, c, new FixedSmoothing(c, "b".repeat(64)), QUIET))
+            assertThatThrownBy(() -> PackedModelVerifier.verify(f, c, fixedSmoothing(c, "b".repeat(64)), QUIET))
                     .hasMessageContaining("are not those");
 
             Path g = dir.resolve("g.jqw");

@@ -9,26 +9,21 @@ import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
 import jquant.quantize.RelativeError;
+import jquant.testsupport.Stories260K;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import static org.assertj.core.api.Assumptions.assumeThat;
-
-/** The real stories260K checkpoint from {@code ../shared}, and bit plans made with quantize's API. */
-final class TestModels {
+/** The real stories260K checkpoint, and bit plans made with quantize's API (shared with the runtime's tests through this module's test jar). */
+public final class TestModels {
     private TestModels() {}
 
-    static Checkpoint stories260K() throws CheckpointException {
-        Path models = Path.of(System.getProperty("jquant.shared", "../shared")).toAbsolutePath().normalize().resolve("models");
-        assumeThat(Files.isDirectory(models)).as("shared models at %s", models).isTrue();
-        return Checkpoints.open(models.resolve("stories260K.bin"), models.resolve("tok512.bin"));
+    public static Checkpoint stories260K() throws CheckpointException {
+        return Checkpoints.open(Stories260K.model(), Stories260K.tokenizer());
     }
 
     /** A greedy plan at {@code budget} over the seven block matrices of every layer, plus {@code extra} kinds. */
-    static BitPlan plan(Checkpoint c, double budget, TensorKind... extra) {
+    public static BitPlan plan(Checkpoint c, double budget, TensorKind... extra) {
         List<ErrorTable> tables = new ArrayList<>();
         for (int l = 0; l < c.config().layers(); l++) {
             for (TensorKind k : TensorKind.values()) {

@@ -7,25 +7,6 @@ package jquant.runtime.kernels;
 public final class ScalarKernels implements Kernels {
 
     @Override
-    public float[] packWeights(float[] w, int out, int in) {
-        return w;
-    }
-
-    @Override
-    public int rowAlignment() {
-        return 1;
-    }
-
-    @Override
-    public void matmulRows(float[] x, int n, int in, float[] w, int rowStart, int rowEnd, float[] y, int out) {
-        for (int i = 0; i < n; i++) {
-            for (int r = rowStart; r < rowEnd; r++) {
-                y[i * out + r] = dot(x, i * in, w, r * in, in);
-            }
-        }
-    }
-
-    @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
         float sum = 0f;
         for (int k = 0; k < len; k++) sum += a[aOff + k] * b[bOff + k];

@@ -7,13 +7,16 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The one set of threads every kernel runs on: the caller plus {@code threads − 1} daemon workers,
  * created once. A job is a range of independent work items (weight rows, row groups, attention
- * heads); it is cut into chunks that the threads take from an atomic counter until none is left, so a
- * thread the machine slows down holds the others back by one chunk at most (ggml's mul_mat does the
- * same).
+ * heads); it is cut into chunks that the threads take from an atomic counter until none is left, so
+ * a thread the machine slows down holds the others back by one chunk at most (ggml's mul_mat does
+ * the same).
  *
  * <p>Decode hands out a job every few tens of microseconds, so the hand-off must cost far less than
- * that: a worker spins on the job counter for a while after each job ({@link #SPIN_NANOS}) and only
- * then parks, and the caller wakes parked workers only. Small jobs run on the caller alone.
+ * that: an idle worker spins on the job slot for a short while ({@link #SPIN_NANOS}) before it
+ * parks, and the caller wakes parked workers only. A job is done when all its items are — not when
+ * every worker has looked at it — so a worker the operating system has descheduled (these machines
+ * are shared) never holds up a job whose chunks the others have finished; the caller waits for the
+ * last chunk by spinning briefly, then parking until the thread that finishes it wakes it.
  *
  * <p>One job runs at a time. A job started while another is running (another thread's, or a nested
  * one from inside a task) runs on its caller alone, so tasks may call kernels that use the pool.
@@ -30,8 +33,8 @@ public final class WorkerPool implements AutoCloseable {
     private static final long MIN_PARALLEL_WORK = 1L << 16;
     /** Chunks per thread: enough to even out a slow thread, few enough to keep each chunk long. */
     private static final int CHUNKS_PER_THREAD = 4;
-    /** How long an idle worker spins for the next job before it parks. */
-    private static final long SPIN_NANOS = 2_000_000;
+    /** How long an idle worker, or a caller waiting for the last chunk, spins before it parks. */
+    private static final long SPIN_NANOS = 100_000;
 
     private static volatile WorkerPool common;
     private static int commonThreads = Runtime.getRuntime().availableProcessors();
@@ -39,16 +42,45 @@ public final class WorkerPool implements AutoCloseable {
     private final int threads;
     private final Worker[] workers;
     private final ReentrantLock running = new ReentrantLock();
-
-    // The current job: written by the caller before it publishes a new generation.
-    private RangeTask task;
-    private int count;
-    private int chunk;
-    private final AtomicInteger nextItem = new AtomicInteger();
-    private final AtomicInteger busyWorkers = new AtomicInteger();
-    private volatile Throwable failure;
-    private volatile long generation;
+    /** The job being run, or the last one; workers take chunks from whatever job this is. */
+    private volatile Job current;
     private volatile boolean closed;
+
+    /** One call of {@link #forRange}: its task, its chunks, and who waits for it. */
+    private static final class Job {
+        final RangeTask task;
+        final int count;
+        final int chunk;
+        final Thread caller;
+        final AtomicInteger nextItem = new AtomicInteger();
+        final AtomicInteger doneItems = new AtomicInteger();
+        volatile Throwable failure;
+        volatile boolean callerParked;
+
+        Job(RangeTask task, int count, int chunk, Thread caller) {
+            this.task = task;
+            this.count = count;
+            this.chunk = chunk;
+            this.caller = caller;
+        }
+
+        /** Takes and runs chunks until none is left. */
+        void runChunks(int worker) {
+            for (int start; (start = nextItem.getAndAdd(chunk)) < count; ) {
+                int end = Math.min(count, start + chunk);
+                try {
+                    if (failure == null) task.run(worker, start, end);
+                } catch (RuntimeException | Error e) {
+                    if (failure == null) failure = e;
+                }
+                if (doneItems.addAndGet(end - start) == count && callerParked) LockSupport.unpark(caller);
+            }
+        }
+
+        boolean done() {
+            return doneItems.get() == count;
+        }
+    }
 
     /** A pool of {@code threads} workers in all: the caller plus {@code threads - 1} daemon threads. */
     public WorkerPool(int threads) {
@@ -73,6 +105,11 @@ public final class WorkerPool implements AutoCloseable {
         commonThreads = threads;
     }
 
+    /** Threads the process-wide pool has (or will have when first used). */
+    public static synchronized int commonThreads() {
+        return common != null ? common.threads : commonThreads;
+    }
+
     /** The process-wide pool: {@link #useThreads} threads, by default one per available processor. */
     public static WorkerPool common() {
         WorkerPool pool = common;
@@ -92,8 +129,9 @@ public final class WorkerPool implements AutoCloseable {
 
     /**
      * Runs {@code task} over {@code [0, count)} in chunks and returns when every chunk is done; the
-     * first failure of any chunk is rethrown here. {@code workPerItem} (about the multiply-adds per
-     * item) decides whether splitting pays. A worker may be given several chunks, one call each.
+     * first failure of any chunk is rethrown here (the chunks not yet started are skipped).
+     * {@code workPerItem} (about the multiply-adds per item) decides whether splitting pays. A worker
+     * may be given several chunks, one call each.
      */
     public void forRange(int count, long workPerItem, RangeTask task) {
         if (count <= 0) return;
@@ -102,35 +140,32 @@ public final class WorkerPool implements AutoCloseable {
             task.run(0, 0, count);
             return;
         }
+        Job job;
         try {
-            this.task = task;
-            this.count = count;
-            this.chunk = Math.max(1, (count + threads * CHUNKS_PER_THREAD - 1) / (threads * CHUNKS_PER_THREAD));
-            this.failure = null;
-            nextItem.set(0);
-            busyWorkers.set(workers.length);
-            generation++;   // publishes the job
+            int chunk = Math.max(1, (count + threads * CHUNKS_PER_THREAD - 1) / (threads * CHUNKS_PER_THREAD));
+            job = new Job(task, count, chunk, Thread.currentThread());
+            current = job;
             for (Worker w : workers) if (w.parked) LockSupport.unpark(w);
-            runChunks(0);
-            while (busyWorkers.get() != 0) Thread.onSpinWait();
-            this.task = null;
+            job.runChunks(0);
+            awaitDone(job);
         } finally {
             running.unlock();
         }
-        Throwable f = failure;
+        Throwable f = job.failure;
         if (f instanceof RuntimeException e) throw e;
         if (f instanceof Error e) throw e;
-        if (f != null) throw new IllegalStateException("parallel work failed", f);
     }
 
-    private void runChunks(int worker) {
-        RangeTask t = task;
-        int n = count, size = chunk;
-        try {
-            for (int start; (start = nextItem.getAndAdd(size)) < n; ) t.run(worker, start, Math.min(n, start + size));
-        } catch (RuntimeException | Error e) {
-            if (failure == null) failure = e;
-            nextItem.set(n);   // the others stop after their current chunk
+    /** Spins for the last chunks, then parks until the thread that finishes them wakes this one. */
+    private static void awaitDone(Job job) {
+        long spinUntil = System.nanoTime() + SPIN_NANOS;
+        while (!job.done()) {
+            if (System.nanoTime() < spinUntil) {
+                Thread.onSpinWait();
+            } else {
+                job.callerParked = true;
+                if (!job.done()) LockSupport.parkNanos(job, SPIN_NANOS);
+            }
         }
     }
 
@@ -140,7 +175,7 @@ public final class WorkerPool implements AutoCloseable {
         for (Worker w : workers) LockSupport.unpark(w);
     }
 
-    /** A pool thread: waits for the next generation, runs chunks of it, reports done. */
+    /** A pool thread: waits for the next job, runs chunks of it. */
     private final class Worker extends Thread {
         private final int index;
         volatile boolean parked;
@@ -153,30 +188,29 @@ public final class WorkerPool implements AutoCloseable {
 
         @Override
         public void run() {
-            long seen = 0;   // the generation before the first job; read here, a job published meanwhile would be missed
+            Job seen = null;
             while (true) {
-                long g = awaitJob(seen);
+                Job job = awaitJob(seen);
                 if (closed) return;
-                seen = g;
-                runChunks(index);
-                busyWorkers.decrementAndGet();
+                seen = job;
+                job.runChunks(index);
             }
         }
 
-        /** Spins for a while, then parks, until a generation after {@code seen} is published (or the pool closes). */
-        private long awaitJob(long seen) {
+        /** Spins for a while, then parks, until a job other than {@code seen} is published (or the pool closes). */
+        private Job awaitJob(Job seen) {
             long spinUntil = System.nanoTime() + SPIN_NANOS;
-            long g;
-            while ((g = generation) == seen && !closed) {
+            Job job;
+            while ((job = current) == seen && !closed) {
                 if (System.nanoTime() < spinUntil) {
                     Thread.onSpinWait();
                 } else {
                     parked = true;
-                    if (generation == seen && !closed) LockSupport.park(this);
+                    if (current == seen && !closed) LockSupport.park(this);
                     parked = false;
                 }
             }
-            return g;
+            return job;
         }
     }
 }

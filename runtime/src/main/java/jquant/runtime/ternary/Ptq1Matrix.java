@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jquant.pack.ternary.Ptq1Block;
+import jquant.formats.quant.Ptq1Block;
 import jquant.runtime.kernels.WorkerPool;
 
 /**

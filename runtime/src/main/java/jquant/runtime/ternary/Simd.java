@@ -3,16 +3,18 @@ package jquant.runtime.ternary;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
+import jquant.runtime.kernels.VectorWidth;
 
 /**
- * The vector shape every ternary kernel runs at, chosen once at start: the JVM's preferred shape
- * (512 bits with AVX-512, 256 with AVX2, 128 with NEON or SSE, or as limited by
- * {@code -XX:MaxVectorSize}), never below 128 bits. All kernels are exact at 128, 256 and 512.
+ * The vector shape every ternary kernel runs at: the one {@link VectorWidth} chose at start for the
+ * float kernels (the JVM's preferred shape — 512 bits with AVX-512, 256 with AVX2, 128 with NEON or
+ * SSE, narrowed by {@code -XX:MaxVectorSize} — or {@code -Djquant.vector.bits}), never below 128 bits.
+ * All kernels are exact at 128, 256 and 512.
  */
 final class Simd {
 
-    static final VectorShape SHAPE = VectorShape.preferredShape().vectorBitSize() >= 128
-            ? VectorShape.preferredShape() : VectorShape.S_128_BIT;
+    static final VectorShape SHAPE = VectorWidth.FLOATS.vectorBitSize() >= 128
+            ? VectorWidth.FLOATS.vectorShape() : VectorShape.S_128_BIT;
     /** The half-width shape (for 4-byte-per-lane data widened to full width). */
     static final VectorShape HALF = VectorShape.forBitSize(SHAPE.vectorBitSize() / 2);
 

@@ -11,7 +11,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jquant.pack.ternary.T2pBlock;
+import jquant.formats.quant.T2pBlock;
 import jquant.runtime.kernels.WorkerPool;
 
 /**

@@ -3,9 +3,9 @@ package jquant.runtime.ternary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import jquant.pack.ternary.T2pRepacker;
-import jquant.pack.ternary.T2pShapeException;
-import jquant.pack.ternary.TernaryTensor;
+import jquant.formats.quant.T2pRepacker;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
 import jquant.runtime.kernels.WorkerPool;
 
 /**

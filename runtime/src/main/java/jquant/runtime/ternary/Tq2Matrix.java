@@ -1,7 +1,7 @@
 package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
-import jquant.pack.ternary.Tq2Block;
+import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.WorkerPool;
 
 /**

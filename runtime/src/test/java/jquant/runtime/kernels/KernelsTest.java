@@ -4,8 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import jquant.runtime.Compute;
-
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -27,62 +25,6 @@ class KernelsTest {
         float[] a = new float[n];
         for (int i = 0; i < n; i++) a[i] = (float) (rnd.nextDouble() * 2 - 1);
         return a;
-    }
-
-    @ParameterizedTest
-    @CsvSource({"1,5,1", "1,64,4", "3,172,7", "4,64,13", "7,257,9", "9,16,32", "5,1000,6", "9,64,40", "17,172,172", "16,33,64", "3,100,100", "1,64,130"})
-    void matmulMatchesScalarWithinReassociationBound(int n, int in, int out) {
-        SplittableRandom rnd = new SplittableRandom(n * 1000L + in * 10L + out);
-        float[] x = random(rnd, n * in);
-        float[] w = random(rnd, out * in);
-        float[] yv = new float[n * out];
-        float[] ys = new float[n * out];
-        vector.matmulRows(x, n, in, vector.packWeights(w, out, in), 0, out, yv, out);
-        scalar.matmulRows(x, n, in, scalar.packWeights(w, out, in), 0, out, ys, out);
-        for (int i = 0; i < n; i++) {
-            for (int r = 0; r < out; r++) {
-                double magnitude = 0;
-                for (int k = 0; k < in; k++) magnitude += Math.abs(x[i * in + k] * w[r * in + k]);
-                assertThat((double) yv[i * out + r]).as("y[%d][%d]", i, r)
-                        .isCloseTo(ys[i * out + r], offset(2 * in * U * magnitude + 1e-30));
-            }
-        }
-    }
-
-    @Test
-    void batchedTilesGiveTheSameBitsAsOneTokenAtATime() {
-        // every output is one lane's fused multiply-add chain over k, exactly specified in IEEE arithmetic
-        SplittableRandom rnd = new SplittableRandom(7);
-        int n = 11, in = 203, out = 50;
-        float[] x = random(rnd, n * in);
-        float[] packed = vector.packWeights(random(rnd, out * in), out, in);
-        float[] batched = new float[n * out];
-        vector.matmulRows(x, n, in, packed, 0, out, batched, out);
-        for (int i = 0; i < n; i++) {
-            float[] single = new float[out];
-            vector.matmulRows(Arrays.copyOfRange(x, i * in, (i + 1) * in), 1, in, packed, 0, out, single, out);
-            assertThat(Arrays.copyOfRange(batched, i * out, (i + 1) * out)).as("token %d", i).containsExactly(single);
-        }
-    }
-
-    @Test
-    void rowRangesWriteOnlyTheirRows() {
-        SplittableRandom rnd = new SplittableRandom(3);
-        int n = 9, in = 40, out = 45;
-        float[] x = random(rnd, n * in);
-        float[] packed = vector.packWeights(random(rnd, out * in), out, in);
-        float[] whole = new float[n * out];
-        vector.matmulRows(x, n, in, packed, 0, out, whole, out);
-        int split = vector.rowAlignment();
-        float[] parts = new float[n * out];
-        Arrays.fill(parts, Float.NaN);
-        vector.matmulRows(x, n, in, packed, 0, split, parts, out);
-        for (int i = 0; i < n; i++) {
-            for (int r = split; r < out; r++) assertThat(parts[i * out + r]).isNaN();
-        }
-        vector.matmulRows(x, n, in, packed, split, out, parts, out);
-        assertThat(parts).containsExactly(whole);
-        assertThatThrownBy(() -> vector.matmulRows(x, n, in, packed, 1, out, parts, out)).hasMessageContaining("panel");
     }
 
     @ParameterizedTest
@@ -142,21 +84,6 @@ class KernelsTest {
         float[] x = {1e30f, 1e30f, -1e30f};
         vector.softmax(x, 0, 3);
         assertThat(x).containsExactly(0.5f, 0.5f, 0f);
-    }
-
-    @Test
-    void parallelSplitEqualsOneThread() {
-        SplittableRandom rnd = new SplittableRandom(11);
-        int n = 9, in = 300, out = 301;
-        float[] x = random(rnd, n * in);
-        float[] packed = vector.packWeights(random(rnd, out * in), out, in);
-        float[] alone = new float[n * out];
-        vector.matmulRows(x, n, in, packed, 0, out, alone, out);
-        float[] split = new float[n * out];
-        try (WorkerPool pool = new WorkerPool(3)) {
-            new Compute(vector, pool).matmul(x, n, in, packed, out, split);
-        }
-        assertThat(split).containsExactly(alone);
     }
 
     @Test

@@ -8,12 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
-import jquant.pack.ternary.Pq2Block;
-import jquant.pack.ternary.Ptq1Block;
-import jquant.pack.ternary.T2pBlock;
-import jquant.pack.ternary.T2pShapeException;
-import jquant.pack.ternary.TernaryTensor;
-import jquant.pack.ternary.Tq2Block;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.T2pBlock;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
+import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.WorkerPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -272,7 +272,7 @@ class TernaryOracleTest {
     void kernelsRunAtTheExpectedWidth() {
         String expected = System.getProperty("jquant.expectVectorBits");
         int bits = Simd.SHAPE.vectorBitSize();
-        assertThat(bits).isEqualTo(Math.max(128, jdk.incubator.vector.VectorShape.preferredShape().vectorBitSize()));
+        assertThat(bits).isEqualTo(Math.max(128, jquant.runtime.kernels.VectorWidth.FLOATS.vectorBitSize()));
         if (expected != null) assertThat(bits).as(Simd.describe()).isEqualTo(Integer.parseInt(expected));
     }
 

@@ -1,0 +1,34 @@
+package jquant.calibration;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.Checkpoints;
+import jquant.testsupport.Stories260K;
+
+import java.io.IOException;
+
+/** stories260K and its text, and one calibration of it shared by the tests. */
+final class StoriesFixture {
+    /** Enough text for every group's sample to be full, small enough for a quick test. */
+    static final Calibrator.Options OPTIONS = new Calibrator.Options(2048, 512, 256, 5, 7);
+    private static CalibrationStats stories;
+
+    private StoriesFixture() {}
+
+    static Checkpoint stories260K() throws IOException {
+        return Checkpoints.open(Stories260K.model());
+    }
+
+    static String text() throws IOException {
+        return Stories260K.text();
+    }
+
+    /** stories260K calibrated on the first 2048 tokens of the TinyStories sample (computed once). */
+    static synchronized CalibrationStats storiesStats() throws IOException {
+        if (stories == null) {
+            try (Checkpoint c = stories260K()) {
+                stories = Calibrator.calibrate(c, text(), OPTIONS, (stage, done, total) -> {});
+            }
+        }
+        return stories;
+    }
+}

@@ -1,0 +1,21 @@
+package jquant.runtime;
+
+/**
+ * How a checkpoint's linear layers multiply (the CLI's {@code --kernels}). {@code auto} runs
+ * ternary tensors (and exactly ternary float matrices) on the integer ternary kernels in their stored
+ * layout, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P row pairs
+ * at load where the shape allows; {@code float} multiplies every tensor in float32, ternary ones decoded
+ * row by row as they are used (the comparison baseline: activations are then not quantized).
+ */
+public enum KernelChoice {
+    AUTO, T2P, FLOAT;
+
+    /** The factory the model loader asks for each linear layer. */
+    public LinearWeightsFactory factory(Compute compute) {
+        return switch (this) {
+            case AUTO -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.STOCK);
+            case T2P -> new TernaryWeightsFactory(compute, TernaryWeightsFactory.Layout.T2P);
+            case FLOAT -> LinearWeightsFactory.inPlace(compute);
+        };
+    }
+}

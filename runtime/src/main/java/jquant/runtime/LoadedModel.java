@@ -1,0 +1,140 @@
+package jquant.runtime;
+
+import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
+import jquant.formats.Checkpoints;
+import jquant.formats.Vocabulary;
+import jquant.formats.ModelConfig;
+import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
+import jquant.formats.jqw.JqwLayer;
+import jquant.runtime.kernels.KernelWarmup;
+import jquant.formats.jqw.JqwModelMetadata;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A model ready to run: where it came from, its vocabulary, the runtime model and its tokenizer, and
+ * the open file or checkpoint behind it (closed with this). What {@code jquant run} and
+ * {@code jquant eval} open, for library users too.
+ */
+public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource) implements AutoCloseable {
+
+    /**
+     * Opens any checkpoint jquant reads, or a jquant packed file (recognised by its magic) in
+     * {@code mode}, and loads it on the Vector API runtime with layer-pipelined loading.
+     *
+     * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
+     * @param mode      how a packed file's weights run (ignored for checkpoints)
+     * @param kernels   how a checkpoint's linear layers multiply ({@link KernelChoice}: ternary kernels or float)
+     */
+    public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) throws CheckpointException {
+        return open(path, tokenizer, mode, kernels, Compute.vector(), LayerLoader.Policy.PIPELINED);
+    }
+
+    /**
+     * As {@link #open(Path, Path, PackedModelLoader.Mode, KernelChoice)}, on the given kernels and threads,
+     * with the layers paged in (and a packed file's layer checksums verified) by {@code loading}. The
+     * weights are used where they lie in the mapped file; nothing is copied.
+     */
+    public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, Compute compute,
+                                   LayerLoader.Policy loading) throws CheckpointException {
+        KernelWarmup.start();
+        if (isPacked(path)) return openPacked(path, mode, compute, loading);
+        Checkpoint c = Checkpoints.open(path, tokenizer);
+        try {
+            Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
+                    "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
+            LayerLoader loader = LayerLoader.start(stages(c), loading);
+            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute)).withGate(loader);
+            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c));
+        } catch (CheckpointException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    /** A checkpoint's tensors in forward-pass order: embedding, each block, final norm and classifier. */
+    private static List<LayerLoader.Stage> stages(Checkpoint c) {
+        ModelConfig config = c.config();
+        List<LayerLoader.Stage> stages = new ArrayList<>();
+        stages.add(LayerLoader.pageIn(List.of(c.tensor(TensorKind.EMBEDDING, 0).data())));
+        for (int l = 0; l < config.layers(); l++) {
+            List<MemorySegment> block = new ArrayList<>();
+            for (TensorKind kind : TensorKind.values()) if (kind.perLayer()) block.add(c.tensor(kind, l).data());
+            stages.add(LayerLoader.pageIn(block));
+        }
+        stages.add(LayerLoader.pageIn(List.of(c.tensor(TensorKind.FINAL_NORM, 0).data(), c.tensor(TensorKind.HEAD, 0).data())));
+        return stages;
+    }
+
+    /** Stops the loader before the mapping it reads is closed. */
+    private static AutoCloseable closing(LayerLoader loader, AutoCloseable file) {
+        return () -> {
+            loader.close();
+            file.close();
+        };
+    }
+
+    /** Whether {@code path} is a jquant packed file (by its magic). */
+    public static boolean isPacked(Path path) {
+        if (!Files.isRegularFile(path)) return false;
+        try (InputStream in = Files.newInputStream(path)) {
+            return JqwFile.looksLike(MemorySegment.ofArray(in.readNBytes(8)));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * A packed file opened without reading its layers: the loader verifies each layer's CRC-32C as it
+     * pages it in, and the forward pass uses no layer before it has passed.
+     */
+    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, Compute compute, LayerLoader.Policy loading)
+            throws CheckpointException {
+        JqwFile f = JqwFile.openWithoutLayerChecksums(path);
+        try {
+            Vocabulary v = JqwModelMetadata.vocabulary(f);
+            List<LayerLoader.Stage> stages = new ArrayList<>();
+            for (JqwLayer layer : f.layers()) {
+                stages.add(() -> {
+                    if (!f.layerChecksumMatches(layer)) {
+                        throw new CheckpointException(path, "checksum mismatch in layer " + layer.name() + ": the file is corrupted");
+                    }
+                });
+            }
+            LayerLoader loader = LayerLoader.start(stages, loading);
+            LlamaModel model = PackedModelLoader.load(f, compute, mode).withGate(loader);
+            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f));
+        } catch (CheckpointException | RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    private static Tokenizer tokenizer(Path path, Vocabulary v, int vocabSize) throws CheckpointException {
+        if (v.size() != vocabSize) {
+            throw new CheckpointException(path, "the tokenizer has " + v.size() + " tokens but the model's vocabulary is " + vocabSize);
+        }
+        try {
+            return Tokenizer.of(v);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(path, "its tokenizer: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            resource.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("closing " + source + ": " + e.getMessage(), e);
+        }
+    }
+}
