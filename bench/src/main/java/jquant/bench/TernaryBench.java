@@ -38,7 +38,7 @@ import jquant.runtime.ternary.Tq2Matrix;
  * 22 layers' linear layers would allow.
  *
  * <pre>
- *   ./jquant bench ternary [--quick]
+ *   JQUANT_JAVA_OPTS=-Xmx8g ./jquant bench ternary [--quick]
  * </pre>
  */
 public final class TernaryBench {

@@ -281,7 +281,7 @@ final class BenchCommand {
         @Override void main(String[] a) throws Exception { AllocatorBench.main(a); }
     }
 
-    @Command(name = "ternary", description = "[cols] ternary matvec GB/s vs bandwidth and prefill GMAC/s: PQ2_0, PTQ1_0, T2P")
+    @Command(name = "ternary", description = "[--quick] ternary decode on TinyLlama-1.1B shapes (GB/s vs a memory probe) and prefill GMAC/s: T2P, TQ2_0, PQ2_0, PTQ1_0")
     static final class Ternary extends Program {
         @Override void main(String[] a) throws Exception { TernaryBench.main(a); }
     }
