@@ -8,7 +8,6 @@ import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
-import jquant.runtime.kernels.KernelWarmup;
 import jquant.formats.jqw.JqwModelMetadata;
 
 import java.io.IOException;

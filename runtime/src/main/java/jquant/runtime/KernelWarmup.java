@@ -1,8 +1,22 @@
-package jquant.runtime.kernels;
+package jquant.runtime;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
+import jquant.formats.quant.Pq2Block;
+import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.T2pBlock;
+import jquant.formats.quant.Tq2Block;
+import jquant.runtime.kernels.MatmulKernels;
+import jquant.runtime.kernels.VectorKernels;
+import jquant.runtime.kernels.VectorMatmulKernels;
+import jquant.runtime.kernels.WorkerPool;
+import jquant.runtime.ternary.ActivationBlocks;
+import jquant.runtime.ternary.Pq2Matrix;
+import jquant.runtime.ternary.Ptq1Matrix;
+import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryMatrix;
+import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Gets the Vector API kernels compiled before a model needs them. Until HotSpot's C2 compiles a
@@ -22,10 +36,11 @@ public final class KernelWarmup {
 
     /** Starts warming the vector kernels on a daemon thread, once per process. */
     public static void start() {
-        if (STARTED.compareAndSet(false, true)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(KernelWarmup::run);
+        if (STARTED.compareAndSet(false, true)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(KernelWarmup::warm);
     }
 
-    private static void run() {
+    /** Calls every kernel {@value #CALLS} times (package-private for the test that it runs cleanly). */
+    static void warm() {
         MatmulKernels k = new VectorMatmulKernels();
         VectorKernels v = new VectorKernels();
         int lanes = k.lanes();
@@ -47,6 +62,30 @@ public final class KernelWarmup {
                 v.dot(x, 0, rows, 0, COLS);
                 v.softmax(y, 0, COLS);
             }
+            warmTernary(arena);
         }
+    }
+
+    /** Each ternary layout's decode and prefill kernels, on all-zero blocks (valid codes, zero scales), on the caller alone. */
+    private static void warmTernary(Arena arena) {
+        int rows = 8, cols = 2 * COLS;
+        try (WorkerPool one = new WorkerPool(1)) {
+            TernaryMatrix[] matrices = {
+                    new T2pMatrix(zeros(arena, (long) T2pBlock.BYTES * (rows / 4) * (cols / 128)), rows, cols, one),
+                    new Tq2Matrix(zeros(arena, (long) rows * (cols / 256) * Tq2Block.BYTES), rows, cols, one),
+                    new Pq2Matrix(zeros(arena, (long) rows * (cols / 128) * Pq2Block.BYTES), rows, cols, one),
+                    new Ptq1Matrix(zeros(arena, (long) rows * (cols / 128) * Ptq1Block.BYTES), rows, cols, one)};
+            ActivationBlocks x = ActivationBlocks.quantize(new float[cols]);
+            for (int i = 0; i < CALLS / 4; i++) {
+                for (TernaryMatrix m : matrices) {
+                    m.multiply(x);
+                    m.multiply(x, x, x, x);
+                }
+            }
+        }
+    }
+
+    private static MemorySegment zeros(Arena arena, long bytes) {
+        return arena.allocate(bytes, 64);
     }
 }
