@@ -20,8 +20,7 @@ import jquant.bench.UnpackBench;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.Vocabulary;
-import jquant.formats.gguf.GgufSource;
-import jquant.formats.gguf.GgufWriter;
+import jquant.formats.gguf.GgufConverter;
 import jquant.formats.llama2c.Llama2cTokenizerReader;
 import jquant.formats.synthetic.SyntheticCheckpoint;
 import jquant.formats.synthetic.SyntheticLlama;
@@ -92,7 +91,7 @@ final class BenchCommand {
             Path file = out.resolve("model-" + type.name().toLowerCase() + ".gguf");
             long t0 = System.nanoTime();
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
-                GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
+                GgufConverter.convert(c, GgufConverter.Target.valueOf(type.name().toLowerCase()), file, (name, shape, from, to) -> {});
             }
             System.out.printf("%s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, shape.name().replace('_', '-'),
                     seed, Files.size(file), (System.nanoTime() - t0) / 1e9, tokenizer.getFileName(), text.getFileName());
