@@ -35,7 +35,7 @@ final class PackCommand implements Callable<Integer> {
     Path model;
 
     @Option(names = "--format", defaultValue = "weightlet", paramLabel = "weightlet|t2p|pq2_0|ptq1_0|tq2_0",
-            description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --format' (ternary GGUF in and out, no plan).")
+            description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --format' (a ternary model in, a ternary GGUF out, no plan).")
     String format;
 
     @Option(names = "--plan", paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json); required for --format weightlet.")
