@@ -42,8 +42,7 @@ final class TernarizeCommand implements Callable<Integer> {
             log.printf("Wrote %s: every block matrix was already ternary, so the model was repacked losslessly (as jquant repack --format %s): "
                     + "%d tensors converted, %d kept their layout%n", out, type, s.converted().size(), s.otherwise().size());
         } else {
-            log.printf("Wrote %s: %d matrices ternarized (already ternary ones keep their scales), %d in a fallback layout%n", out,
-                    s.converted().size(), s.otherwise().size());
+            log.printf("Wrote %s: %d matrices ternarized, %d in a fallback layout%n", out, s.converted().size(), s.otherwise().size());
         }
         log.flush();
         return 0;
