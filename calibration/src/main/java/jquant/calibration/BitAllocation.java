@@ -101,7 +101,7 @@ public final class BitAllocation {
             Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
             plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
         }
-        return new BitPlan(options.budget(), plans);
+        return new BitPlan(options.budget(), plans, ModelFingerprint.id(checkpoint));
     }
 
     /** E[(x/f)²] per input column of the smoothed layer. */

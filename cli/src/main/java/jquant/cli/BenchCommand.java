@@ -20,11 +20,10 @@ import jquant.bench.UnpackBench;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.Vocabulary;
-import jquant.formats.gguf.GgufSource;
-import jquant.formats.gguf.GgufWriter;
+import jquant.formats.gguf.GgufConverter;
 import jquant.formats.llama2c.Llama2cTokenizerReader;
-import jquant.formats.safetensors.HfFolderWriter;
 import jquant.formats.synthetic.SyntheticCheckpoint;
+import jquant.formats.synthetic.SyntheticHfFolder;
 import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
 import jquant.runtime.Compute;
@@ -99,8 +98,8 @@ final class BenchCommand {
             long t0 = System.nanoTime();
             Path hf = out.resolve("hf");
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
-                GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
-                HfFolderWriter.write(c, hf);
+                GgufConverter.convert(c, GgufConverter.Target.valueOf(type.name().toLowerCase()), file, (name, shape, from, to) -> {});
+                SyntheticHfFolder.write(c, hf);
             }
             Files.copy(copyResource("tok512.model"), hf.resolve("tokenizer.model"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             System.out.printf("%s and %s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, hf, shape.label(),

@@ -18,7 +18,7 @@ import java.util.Properties;
 @Command(name = "jquant", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
         subcommands = {InspectCommand.class, TokenizeCommand.class, RunCommand.class, EvalCommand.class, CalibrateCommand.class, AllocateCommand.class,
-                PackCommand.class, VerifyCommand.class, TernarizeCommand.class, RepackCommand.class, ReportCommand.class,
+                PackCommand.class, VerifyCommand.class, ConvertCommand.class, TernarizeCommand.class, RepackCommand.class, ReportCommand.class,
                 BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 

@@ -12,11 +12,11 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
-/** {@code jquant repack}: a ternary GGUF converted between ternary layouts, losslessly ({@link TernaryModelWriter#repack}). */
-@Command(name = "repack", description = "Convert a ternary GGUF between ternary layouts (t2p, pq2_0, ptq1_0), losslessly.")
+/** {@code jquant repack}: a ternary model written in a ternary GGUF layout, losslessly ({@link TernaryModelWriter#repack}). */
+@Command(name = "repack", description = "Write a ternary model (GGUF, llama2.c or HF folder whose matrices are ternary) in a ternary GGUF layout (t2p, pq2_0, ptq1_0, tq2_0), losslessly.")
 final class RepackCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<gguf>", description = "Ternary GGUF (ternary types, or exactly ternary float matrices).")
+    @Parameters(paramLabel = "<model>", description = "Ternary model: GGUF in ternary types, or any checkpoint (GGUF, llama2.c, HF folder) whose block matrices are exactly ternary floats.")
     Path model;
 
     @Option(names = "--format", required = true, paramLabel = "<layout>", description = "Target layout: t2p, pq2_0, ptq1_0, tq2_0.")
@@ -45,8 +45,15 @@ final class RepackCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** {@code 64×512}. */
+    static String shapeString(long[] shape) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < shape.length; i++) sb.append(i > 0 ? "×" : "").append(shape[i]);
+        return sb.toString();
+    }
+
     /** One line per tensor as it is written: name, shape, what became of it. */
     static TernaryModelWriter.Listener tensorLines(PrintWriter log) {
-        return (t, outcome) -> log.printf("  %-28s %-10s %s%n", t.name(), t.shapeString(), outcome);
+        return (name, shape, outcome) -> log.printf("  %-28s %-10s %s%n", name, shapeString(shape), outcome);
     }
 }

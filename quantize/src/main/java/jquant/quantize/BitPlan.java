@@ -9,8 +9,27 @@ import java.util.Set;
  * covers, in allocation order. Written and read by {@link BitPlanJson}.
  *
  * @param budget the requested average bits per weight over all tensors, in [1, 8]
+ * @param model  the model the plan was allocated for, or null if unknown (plans written before it was recorded)
  */
-public record BitPlan(double budget, List<TensorPlan> tensors) {
+public record BitPlan(double budget, List<TensorPlan> tensors, ModelId model) {
+
+    /**
+     * Which model a plan belongs to.
+     *
+     * @param fingerprint calibration's model fingerprint (64 hex digits)
+     * @param name        the model's file or folder name, for messages
+     */
+    public record ModelId(String fingerprint, String name) {
+        public ModelId {
+            if (fingerprint == null || !fingerprint.matches("[0-9a-f]{64}")) throw new IllegalArgumentException("model fingerprint must be 64 hex digits, got " + fingerprint);
+            if (name == null) throw new IllegalArgumentException("no model name");
+        }
+    }
+
+    /** A plan that does not say which model it is for. */
+    public BitPlan(double budget, List<TensorPlan> tensors) {
+        this(budget, tensors, null);
+    }
 
     public BitPlan {
         if (!QuantLimits.isBudget(budget)) {
@@ -43,6 +62,11 @@ public record BitPlan(double budget, List<TensorPlan> tensors) {
     /** This plan with one tensor's alpha set (calibration fills these in after allocation). */
     public BitPlan withAlpha(String name, Double alpha) {
         tensor(name);
-        return new BitPlan(budget, tensors.stream().map(t -> t.name().equals(name) ? t.withAlpha(alpha) : t).toList());
+        return new BitPlan(budget, tensors.stream().map(t -> t.name().equals(name) ? t.withAlpha(alpha) : t).toList(), model);
+    }
+
+    /** This plan, recorded as allocated for {@code model}. */
+    public BitPlan withModel(ModelId model) {
+        return new BitPlan(budget, tensors, model);
     }
 }

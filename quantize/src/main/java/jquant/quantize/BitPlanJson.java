@@ -28,6 +28,10 @@ import java.util.Set;
  *   "version" : 1,
  *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
  *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
+ *   "model" : {                     the model it was allocated for (null if unknown; optional on read)
+ *     "fingerprint" : "3f…",        calibration's ModelFingerprint, 64 hex digits
+ *     "name" : "stories260K.bin"    its file or folder name, for messages
+ *   },
  *   "tensors" : [ {
  *     "name" : "blk.0.attn_q.weight",
  *     "rows" : 64, "cols" : 64,      output channels, channel length
@@ -49,7 +53,10 @@ public final class BitPlanJson {
 
     private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
-    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "model", "tensors");
+    /** Plans written before they recorded their model. */
+    private static final Set<String> PLAN_FIELDS_BEFORE_MODEL = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> MODEL_FIELDS = Set.of("fingerprint", "name");
     private static final Set<String> TENSOR_FIELDS =
             Set.of("name", "rows", "cols", "metric", "alpha", "averageBits", "histogram", "bits");
 
@@ -65,6 +72,14 @@ public final class BitPlanJson {
             g.writeNumberField("version", VERSION);
             g.writeNumberField("budget", plan.budget());
             g.writeNumberField("averageBits", plan.averageBits());
+            if (plan.model() == null) {
+                g.writeNullField("model");
+            } else {
+                g.writeObjectFieldStart("model");
+                g.writeStringField("fingerprint", plan.model().fingerprint());
+                g.writeStringField("name", plan.model().name());
+                g.writeEndObject();
+            }
             g.writeArrayFieldStart("tensors");
             for (TensorPlan t : plan.tensors()) {
                 g.writeStartObject();
@@ -104,6 +119,13 @@ public final class BitPlanJson {
         }
     }
 
+    private static BitPlan.ModelId model(JsonNode node) {
+        if (node == null || node.isNull()) return null;
+        if (!node.isObject()) throw new IllegalArgumentException("bit plan: \"model\" must be an object or null");
+        checkFields(node, MODEL_FIELDS, "bit plan model");
+        return new BitPlan.ModelId(text(node, "fingerprint", "bit plan model"), text(node, "name", "bit plan model"));
+    }
+
     public static BitPlan fromBytes(byte[] json) {
         JsonNode root;
         try {
@@ -114,7 +136,7 @@ public final class BitPlanJson {
             throw new UncheckedIOException(e);
         }
         if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
-        checkFields(root, PLAN_FIELDS, "bit plan");
+        checkFields(root, root.has("model") ? PLAN_FIELDS : PLAN_FIELDS_BEFORE_MODEL, "bit plan");
         String format = text(root, "format", "bit plan");
         if (!FORMAT.equals(format)) throw new IllegalArgumentException("format is \"" + format + "\", expected \"" + FORMAT + "\"");
         int version = integer(root, "version", "bit plan");
@@ -124,7 +146,7 @@ public final class BitPlanJson {
         if (!tensorsNode.isArray()) throw new IllegalArgumentException("bit plan: \"tensors\" must be an array");
         List<TensorPlan> tensors = new ArrayList<>();
         for (JsonNode node : tensorsNode) tensors.add(tensor(node, tensors.size()));
-        BitPlan plan = new BitPlan(budget, tensors);
+        BitPlan plan = new BitPlan(budget, tensors, model(root.get("model")));
         double average = number(root, "averageBits", "bit plan");
         if (average != plan.averageBits()) {
             throw new IllegalArgumentException("bit plan: averageBits " + average + " does not match its tensors (" + plan.averageBits() + ")");

@@ -23,6 +23,7 @@ class BitPlanJsonTest {
               "version" : 1,
               "budget" : 1.5,
               "averageBits" : 1.5,
+              "model" : null,
               "tensors" : [ {
                 "name" : "blk.0.attn_q.weight",
                 "rows" : 4,
@@ -51,6 +52,18 @@ class BitPlanJsonTest {
         BitPlan plan = new BitPlan(1.5, List.of(tensor));
         assertThat(new String(BitPlanJson.toBytes(plan), StandardCharsets.UTF_8)).isEqualTo(SMALL);
         assertThat(BitPlanJson.fromBytes(SMALL.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
+    }
+
+    @Test
+    void recordsTheModelAndReadsPlansWrittenBeforeIt() {
+        TensorPlan tensor = new TensorPlan("blk.0.attn_q.weight", 4, 16, new byte[] {2, 2, 1, 1}, Metric.EXACT, null);
+        BitPlan plan = new BitPlan(1.5, List.of(tensor), new BitPlan.ModelId("ab".repeat(32), "stories260K.bin"));
+        String json = new String(BitPlanJson.toBytes(plan), StandardCharsets.UTF_8);
+        assertThat(json).contains("  \"model\" : {\n    \"fingerprint\" : \"" + "ab".repeat(32) + "\",\n    \"name\" : \"stories260K.bin\"\n  },\n");
+        assertThat(BitPlanJson.fromBytes(json.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
+        String older = SMALL.replace("  \"model\" : null,\n", "");
+        assertThat(older).doesNotContain("model");
+        assertThat(BitPlanJson.fromBytes(older.getBytes(StandardCharsets.UTF_8)).model()).isNull();
     }
 
     @Test

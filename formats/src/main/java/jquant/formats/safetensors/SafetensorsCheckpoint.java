@@ -27,10 +27,12 @@ import jquant.formats.tokenizer.HfTokenizerJson;
 import jquant.formats.tokenizer.SentencePieceModel;
 
 /**
- * A Hugging Face {@code LlamaForCausalLM} folder as a {@link Checkpoint}: {@code config.json}, weights in
- * {@code model.safetensors} or in shards listed by {@code model.safetensors.index.json}, and the tokenizer
- * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (byte-level or
- * SentencePiece-style BPE; see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
+ * A Hugging Face {@code LlamaForCausalLM} or {@code Qwen2ForCausalLM} folder as a {@link Checkpoint}:
+ * {@code config.json} ({@link HfConfig}), weights in {@code model.safetensors} or in shards listed by
+ * {@code model.safetensors.index.json}, and the tokenizer from {@code tokenizer.model} (SentencePiece) or,
+ * failing that, {@code tokenizer.json} (byte-level or SentencePiece-style BPE; see {@link HfTokenizerJson}),
+ * padded with unused tokens up to the config's vocab_size. q/k rows are in HF order,
+ * {@link RopeConvention#ROTATE_HALF}.
  */
 public final class SafetensorsCheckpoint implements Checkpoint {
     public static final String SINGLE_FILE = "model.safetensors";
@@ -67,7 +69,7 @@ public final class SafetensorsCheckpoint implements Checkpoint {
         }
         this.tensors = Collections.unmodifiableSequencedMap(all);
         this.metadata = Collections.unmodifiableMap(meta);
-        this.vocabulary = readVocabulary(folder, configJson);
+        this.vocabulary = readVocabulary(folder, configJson).map(v -> v.paddedTo(config.vocabSize()));
         LlamaLayout.verify(this);
     }
 

@@ -4,72 +4,60 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.Collection;
-import java.util.Map;
+import java.util.List;
 import jquant.formats.AtomicOutput;
 import jquant.formats.DType;
-import jquant.formats.Tensor;
+import jquant.formats.gguf.GgufWriter;
 
 /**
- * Writes a {@code .safetensors} file ({@link SafetensorsFile} has the layout): an 8-byte little-endian
- * header length, the JSON header (tensors in the given order, {@code data_offsets} back to back, an
- * optional {@code __metadata__} of strings), padded with spaces to a multiple of 8 as Hugging Face's
- * writer does, then the tensors' bytes. Streamed one tensor at a time through {@link AtomicOutput}.
+ * Writes a safetensors file (layout on {@link SafetensorsFile}): the JSON header with each tensor's dtype,
+ * shape and data offsets, padded with spaces to a multiple of 8 bytes as Hugging Face's writer pads it,
+ * then the tensors back to back. Streamed: each tensor's bytes are produced when the writer reaches it;
+ * the file appears only when complete ({@link AtomicOutput}).
  */
 public final class SafetensorsWriter {
-    /** Bytes copied per write call: a ByteBuffer view of a mapped tensor stays below 2 GB. */
-    private static final long COPY_CHUNK = 1L << 26;
+    private static final int HEADER_ALIGNMENT = 8;
 
     private SafetensorsWriter() {}
 
-    /** Writes {@code tensors} (F32, F16, BF16, I8 or U8; names as given) with {@code metadata} to {@code target}. */
-    public static void write(Path target, Map<String, String> metadata, Collection<Tensor> tensors) throws IOException {
+    /** Writes {@code tensors} (F32, F16, BF16, I8, U8) in order, with {@code __metadata__ = {"format": "pt"}}. */
+    public static void write(Path target, List<GgufWriter.PendingTensor> tensors) throws IOException {
         ObjectNode header = new ObjectMapper().createObjectNode();
-        if (!metadata.isEmpty()) {
-            ObjectNode meta = header.putObject("__metadata__");
-            metadata.forEach(meta::put);
-        }
+        header.putObject("__metadata__").put("format", "pt");
         long offset = 0;
-        for (Tensor t : tensors) {
-            ObjectNode entry = header.putObject(t.name());
-            entry.put("dtype", name(t.dtype()));
-            ArrayNode shape = entry.putArray("shape");
+        for (GgufWriter.PendingTensor t : tensors) {
+            if (t.dtype() != DType.F32 && t.dtype() != DType.F16 && t.dtype() != DType.BF16 && t.dtype() != DType.I8 && t.dtype() != DType.U8) {
+                throw new IllegalArgumentException(t.name() + ": safetensors has no " + t.dtype());
+            }
+            ObjectNode e = header.putObject(t.name());
+            e.put("dtype", t.dtype().name());
+            ArrayNode shape = e.putArray("shape");
             for (long d : t.shape()) shape.add(d);
-            entry.putArray("data_offsets").add(offset).add(offset + t.byteSize());
+            e.putArray("data_offsets").add(offset).add(offset + t.byteSize());
             offset += t.byteSize();
         }
         byte[] json = header.toString().getBytes(StandardCharsets.UTF_8);
-        int padded = (json.length + 7) / 8 * 8;
+        int padded = (json.length + HEADER_ALIGNMENT - 1) / HEADER_ALIGNMENT * HEADER_ALIGNMENT;
         ByteBuffer head = ByteBuffer.allocate(8 + padded).order(ByteOrder.LITTLE_ENDIAN);
         head.putLong(padded).put(json);
         while (head.hasRemaining()) head.put((byte) ' ');
-        try (AtomicOutput out = AtomicOutput.open(target)) {
-            FileChannel ch = out.channel();
-            writeFully(ch, head.flip());
-            for (Tensor t : tensors) {
-                for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
-                    MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
-                    writeFully(ch, chunk.asByteBuffer());
+        head.flip();
+        try (AtomicOutput file = AtomicOutput.open(target)) {
+            FileChannel out = file.channel();
+            GgufWriter.writeFully(out, head);
+            for (GgufWriter.PendingTensor t : tensors) {
+                long before = out.position();
+                t.bytes().writeTo(out);
+                if (out.position() - before != t.byteSize()) {
+                    throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + (out.position() - before) + " bytes, expected " + t.byteSize());
                 }
             }
-            out.commit();
+            file.commit();
         }
-    }
-
-    private static String name(DType type) {
-        return switch (type) {
-            case F32, F16, BF16, I8, U8 -> type.name();
-            default -> throw new IllegalArgumentException("safetensors has no dtype for " + type);
-        };
-    }
-
-    private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) ch.write(b);
     }
 }

@@ -30,7 +30,7 @@ final class SafetensorsWriting {
     }
 
     static void write(Path file, Collection<Tensor> tensors) throws IOException {
-        SafetensorsWriter.write(file, java.util.Map.of("format", "pt"), tensors);
+        SafetensorsWriter.write(file, tensors.stream().map(jquant.formats.gguf.GgufWriter.PendingTensor::of).toList());
     }
 
     /** A folder holding the real stories260K config, tokenizer files and, if asked, its weights. */

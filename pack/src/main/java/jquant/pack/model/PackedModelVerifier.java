@@ -104,7 +104,14 @@ public final class PackedModelVerifier {
             keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
                     .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
         }
-        return new ModelPacker.Options(plan, keep, checkedSmoothing(file, smoothing));
+        JsonNode keepType = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE);
+        ModelPacker.KeepType type;
+        try {
+            type = keepType.isTextual() ? ModelPacker.KeepType.parse(keepType.asText()) : ModelPacker.KeepType.f32;
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(file.path(), e.getMessage());
+        }
+        return new ModelPacker.Options(plan, keep, type, checkedSmoothing(file, smoothing));
     }
 
     /** {@code smoothing} if it is what the file records (its stats' SHA-256), or null if the file records none. */
