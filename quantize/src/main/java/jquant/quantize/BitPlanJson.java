@@ -7,6 +7,8 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.AtomicOutput;
+import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -96,11 +98,12 @@ public final class BitPlanJson {
         AtomicOutput.write(file, out -> out.write(bytes));
     }
 
-    public static BitPlan read(Path file) throws IOException {
+    /** Reads and checks a plan file; anything wrong with it is a {@link CheckpointException} naming the file. */
+    public static BitPlan read(Path file) throws CheckpointException {
         try {
-            return fromBytes(Files.readAllBytes(file));
+            return fromBytes(InputFiles.readAllBytes(file));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+            throw new CheckpointException(file, e.getMessage(), e);
         }
     }
 

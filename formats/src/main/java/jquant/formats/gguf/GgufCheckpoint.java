@@ -57,6 +57,7 @@ public final class GgufCheckpoint implements Checkpoint {
         kv.forEach((k, v) -> display.put(k, v.toJava()));
         this.metadata = java.util.Collections.unmodifiableMap(display);
         LlamaLayout.verify(this);
+        LlamaLayout.requireEveryTensorUsed(this, name -> false);
     }
 
     /** Opens and validates a llama GGUF file. */

@@ -40,20 +40,24 @@ public final class GgufWriter {
         long alignment = alignment(metadata);
         byte[] header = header(metadata, tensors, alignment);
         try (AtomicOutput file = AtomicOutput.open(target)) {
-            FileChannel out = file.channel();
-            writeFully(out, ByteBuffer.wrap(header));
-            long position = header.length;
-            for (Tensor t : tensors) {
-                for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
-                    MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
-                    writeFully(out, chunk.asByteBuffer());
+            try {
+                FileChannel out = file.channel();
+                writeFully(out, ByteBuffer.wrap(header));
+                long position = header.length;
+                for (Tensor t : tensors) {
+                    for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
+                        MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
+                        writeFully(out, chunk.asByteBuffer());
+                    }
+                    position += t.byteSize();
+                    long padded = GgufFile.alignUp(position, alignment);
+                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                    position = padded;
                 }
-                position += t.byteSize();
-                long padded = GgufFile.alignUp(position, alignment);
-                writeFully(out, ByteBuffer.allocate((int) (padded - position)));
-                position = padded;
+                out.force(true);
+            } catch (IOException e) {
+                throw file.failure(e);
             }
-            out.force(true);
             file.commit();
         }
     }

@@ -1,11 +1,11 @@
 package jquant.formats.tokenizer;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.Vocabulary;
 
 /**
@@ -31,12 +31,7 @@ public final class SentencePieceModel {
     private SentencePieceModel() {}
 
     public static Vocabulary read(Path file) throws CheckpointException {
-        byte[] bytes;
-        try {
-            bytes = Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new CheckpointException(file, "cannot read SentencePiece model: " + e.getMessage(), e);
-        }
+        byte[] bytes = InputFiles.readAllBytes(file);
         try {
             return parse(bytes);
         } catch (IllegalArgumentException e) {
