@@ -19,7 +19,7 @@ enum ModeOption {
     static final class Converter implements picocli.CommandLine.ITypeConverter<ModeOption> {
         @Override
         public ModeOption convert(String value) {
-            return ModeOption.valueOf(value.replace('-', '_'));
+            return ModeOption.valueOf(value.replace('-', '_').toLowerCase(java.util.Locale.ROOT));
         }
     }
 }
