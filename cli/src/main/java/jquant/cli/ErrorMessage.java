@@ -25,10 +25,15 @@ final class ErrorMessage {
 
     static String of(Throwable ex, CommandLine cmd) {
         if (ex instanceof UncheckedIOException u && u.getCause() != null) ex = u.getCause();
-        String reason = Main.oneLine(CLASS_NAME.matcher(reason(ex)).replaceAll(""));
+        String reason = withoutClassNames(reason(ex));
         if (namesFile(reason, cmd)) return reason;
         Path input = mainInput(cmd);
         return input == null ? reason : input + ": " + reason;
+    }
+
+    /** {@code message} on one line, without the Java class names a library put in it. */
+    static String withoutClassNames(String message) {
+        return Main.oneLine(CLASS_NAME.matcher(message == null ? "" : message).replaceAll(""));
     }
 
     private static String reason(Throwable ex) {

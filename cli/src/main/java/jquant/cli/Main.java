@@ -50,7 +50,7 @@ public final class Main {
         });
         cli.setParameterExceptionHandler((ex, args) -> {
             CommandLine cmd = ex.getCommandLine();
-            cmd.getErr().println("jquant: " + oneLine(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
+            cmd.getErr().println("jquant: " + ErrorMessage.withoutClassNames(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
             cmd.getErr().flush();
             return cmd.getCommandSpec().exitCodeOnInvalidInput();
         });
