@@ -114,7 +114,8 @@ public final class BitPlanJson {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("not a valid JSON bit plan: " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            // Jackson detects UTF-16 and UTF-32 too; bytes that are valid in none fail below the JSON level.
+            throw new IllegalArgumentException("not a valid JSON bit plan: not readable as text (" + e.getMessage() + ")", e);
         }
         if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
         checkFields(root, PLAN_FIELDS, "bit plan");

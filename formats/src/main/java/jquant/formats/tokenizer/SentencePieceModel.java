@@ -76,7 +76,8 @@ public final class SentencePieceModel {
         if (pieces.isEmpty()) throw new IllegalArgumentException("no pieces");
         float[] s = new float[scores.size()];
         for (int i = 0; i < s.length; i++) s[i] = scores.get(i);
-        return new Vocabulary(Vocabulary.Kind.SENTENCEPIECE, pieces, s, List.of(), bos, eos, true);
+        // SentencePiece adds BOS when the model has one; a model without a <s> control piece cannot.
+        return new Vocabulary(Vocabulary.Kind.SENTENCEPIECE, pieces, s, List.of(), bos, eos, bos >= 0);
     }
 
     private static void expect(int wire, int expected, String field) {
