@@ -11,12 +11,12 @@ import java.util.Arrays;
  * use, or a text it cannot represent, is refused with {@link IllegalArgumentException} (their
  * documented refusal, {@link Tokenizer#of} and {@link Tokenizer#encode}), never another error.
  */
-final class TokenizerUse {
+public final class TokenizerUse {
     private static final String TEXT = "Once upon a time, a caf\u00e9 \u2014 \u732b and 42 <s> emoji \uD83D\uDE00\n\tend.";
 
     private TokenizerUse() {}
 
-    static void exercise(Vocabulary vocabulary) {
+    public static void exercise(Vocabulary vocabulary) {
         Tokenizer tokenizer;
         try {
             tokenizer = Tokenizer.of(vocabulary);

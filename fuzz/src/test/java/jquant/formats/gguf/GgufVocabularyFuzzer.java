@@ -3,7 +3,7 @@ package jquant.formats.gguf;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import jquant.formats.CheckpointException;
 import jquant.formats.Vocabulary;
-import jquant.runtime.Tokenizer;
+import jquant.fuzz.TokenizerUse;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,8 +17,6 @@ import java.util.Optional;
  * package-private; see {@code jquant.fuzz} for the other targets.
  */
 class GgufVocabularyFuzzer {
-    private static final String TEXT = "Once upon a time, a caf\u00e9 \u2014 \u732b and 42 <s> emoji \uD83D\uDE00\n\tend.";
-
     public static void fuzzerTestOneInput(byte[] input) {
         Path file = write(input);
         Optional<Vocabulary> vocabulary;
@@ -27,14 +25,7 @@ class GgufVocabularyFuzzer {
         } catch (CheckpointException refused) {
             return;
         }
-        if (vocabulary.isEmpty()) return;
-        Tokenizer tokenizer;
-        try {
-            tokenizer = Tokenizer.of(vocabulary.get());
-        } catch (IllegalArgumentException refused) {
-            return;
-        }
-        tokenizer.decode(tokenizer.encode(TEXT));
+        vocabulary.ifPresent(TokenizerUse::exercise);
     }
 
     private static Path write(byte[] input) {
