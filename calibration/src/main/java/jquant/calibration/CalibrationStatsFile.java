@@ -2,6 +2,7 @@ package jquant.calibration;
 
 import jquant.formats.CheckpointException;
 import jquant.formats.DType;
+import jquant.formats.InputFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.gguf.GgufFile;
@@ -98,7 +99,15 @@ public final class CalibrationStatsFile {
 
     /** Reads and checks a stats file; anything wrong with it is a {@link CheckpointException} naming the file. */
     public static CalibrationStats read(Path file) throws CheckpointException {
-        try (GgufFile gguf = GgufFile.open(file)) {
+        InputFiles.requireRegularFile(file);
+        GgufFile gguf;
+        try {
+            gguf = GgufFile.open(file);
+        } catch (CheckpointException e) {
+            String reason = e.getMessage().startsWith(file + ": ") ? e.getMessage().substring(file.toString().length() + 2) : e.getMessage();
+            throw new CheckpointException(file, "not a calibration stats file (" + reason + ")", e);
+        }
+        try (gguf) {
             return parse(gguf);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new CheckpointException(file, e.getMessage(), e);

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * scales (jqwik). Rows come in fours and columns in 256s so that one tensor fits every layout; scales are
  * fp16 values, equal in pairs of 128-blocks, as TQ2_0 stores one per 256 weights.
  */
-class TernaryCodecProperties {
+class TernaryCodecPropertyTest {
 
     @Provide
     Arbitrary<TernaryTensor> tensors() {

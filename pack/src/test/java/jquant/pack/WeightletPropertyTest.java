@@ -14,7 +14,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Round trips over generated inputs (jqwik): the bit-width table and weightlet pack → unpack, both unpackers. */
-class WeightletProperties {
+class WeightletPropertyTest {
 
     @Property
     void bitWidthTablesRoundTrip(@ForAll @Size(max = 300) List<@IntRange(min = 1, max = 8) Integer> widths) {

@@ -24,7 +24,7 @@ import java.util.SequencedMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** GGUF write → read → write over generated metadata and tensors (jqwik): every value and byte survives, and the rewrite is identical. */
-class GgufRoundTripProperties {
+class GgufRoundTripPropertyTest {
 
     record Model(SequencedMap<String, GgufValue> metadata, List<Tensor> tensors) {}
 
