@@ -2,6 +2,7 @@ package jquant.calibration;
 
 import jquant.formats.CheckpointException;
 import jquant.formats.DType;
+import jquant.formats.InputFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.gguf.GgufFile;
@@ -12,12 +13,14 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.SequencedMap;
+import java.util.zip.CRC32C;
 
 /**
  * The calibration stats file: a GGUF v3 file (so any GGUF tool can list it) holding only F32
@@ -25,7 +28,7 @@ import java.util.SequencedMap;
  * <pre>
  *  metadata
  *    general.architecture                = "jquant-calibration"
- *    jquant.calibration.version          = 1                 (UINT32)
+ *    jquant.calibration.version          = 2                 (UINT32)
  *    jquant.calibration.fingerprint      = "3f2a…"           {@link ModelFingerprint} of the model (64 hex digits)
  *    jquant.calibration.model            = "stories260K.bin" file name, for display
  *    jquant.calibration.tokens           = 4096              (UINT32) tokens run
@@ -41,12 +44,19 @@ import java.util.SequencedMap;
  *    g.s_in      [D]   S_I: max |x| per input channel
  *    g.x2_mean   [D]   E[x²] per input channel
  *    t.s_out     [C]   S_O: max |o| per output channel of linear layer t (blk.L.attn_q, …, output)
+ *  last metadata entry
+ *    jquant.calibration.checksum         (UINT32) CRC32C of everything else, last ({@link #checksum})
  * </pre>
- * Reading checks the architecture, version and that every group and layer of the model is present.
+ * Reading checks the architecture, version, the checksum and that every group and layer of the model is
+ * present. Version 1 files (before the checksum) are still read, as they are: they have nothing to verify
+ * against; {@code jquant inspect} shows the version.
  */
 public final class CalibrationStatsFile {
     public static final String ARCHITECTURE = "jquant-calibration";
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
+    /** The version before the checksum; read without one. */
+    static final int UNCHECKED_VERSION = 1;
+    static final String CHECKSUM_KEY = "jquant.calibration.checksum";
     static final String PREFIX = "jquant.calibration.";
 
     private CalibrationStatsFile() {}
@@ -72,6 +82,7 @@ public final class CalibrationStatsFile {
             tensors.add(vector(g.name() + ".x2_mean", g.inputMeanSquare()));
         }
         stats.outputMax().forEach((name, v) -> tensors.add(vector(stripWeight(name) + ".s_out", v)));
+        meta.put(CHECKSUM_KEY, GgufValue.uint32(checksum(meta, tensors)));
         GgufWriter.write(target, meta, tensors);
     }
 
@@ -86,15 +97,47 @@ public final class CalibrationStatsFile {
         }
     }
 
-    public static CalibrationStats read(Path file) throws IOException {
-        if (!Files.exists(file)) throw new java.nio.file.NoSuchFileException(file.toString(), null, "no such calibration stats file");
-        try (GgufFile gguf = GgufFile.open(file)) {
-            return parse(gguf);
+    /** Reads and checks a stats file; anything wrong with it is a {@link CheckpointException} naming the file. */
+    public static CalibrationStats read(Path file) throws CheckpointException {
+        InputFiles.requireRegularFile(file);
+        GgufFile gguf;
+        try {
+            gguf = GgufFile.open(file);
         } catch (CheckpointException e) {
-            throw new IllegalArgumentException(file + ": not a calibration stats file (" + e.getMessage() + ")", e);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+            String reason = e.getMessage().startsWith(file + ": ") ? e.getMessage().substring(file.toString().length() + 2) : e.getMessage();
+            throw new CheckpointException(file, "not a calibration stats file (" + reason + ")", e);
         }
+        try (gguf) {
+            return parse(gguf);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new CheckpointException(file, e.getMessage(), e);
+        }
+    }
+
+    /**
+     * CRC32C of a stats file's content but the checksum itself: each metadata key, type and value (floats
+     * by their bits) in order, then each tensor's name, shape and bytes. Computed on the values, not the
+     * file's bytes, so that it is the same however a GGUF writer lays them out.
+     */
+    static long checksum(SequencedMap<String, GgufValue> meta, List<Tensor> tensors) {
+        CRC32C crc = new CRC32C();
+        meta.forEach((key, v) -> {
+            if (key.equals(CHECKSUM_KEY)) return;
+            crc.update((key + "\0" + v.type().id() + "\0" + canonical(v.value()) + "\0").getBytes(StandardCharsets.UTF_8));
+        });
+        for (Tensor t : tensors) {
+            crc.update((t.name() + "\0" + t.dtype() + "\0" + t.shapeString() + "\0").getBytes(StandardCharsets.UTF_8));
+            crc.update(t.data().asByteBuffer());
+        }
+        return crc.getValue();
+    }
+
+    private static String canonical(Object value) {
+        return switch (value) {
+            case Float f -> Integer.toHexString(Float.floatToRawIntBits(f));
+            case Double d -> Long.toHexString(Double.doubleToRawLongBits(d));
+            default -> String.valueOf(value);
+        };
     }
 
     private static CalibrationStats parse(GgufFile gguf) {
@@ -105,7 +148,20 @@ public final class CalibrationStatsFile {
                     + (arch == null ? "missing" : arch.value()) + ", expected \"" + ARCHITECTURE + "\")");
         }
         long version = meta(meta, "version").asLong();
-        if (version != VERSION) throw new IllegalArgumentException("calibration stats version " + version + " is not supported (only " + VERSION + ")");
+        if (version != VERSION && version != UNCHECKED_VERSION) {
+            throw new IllegalArgumentException("calibration stats version " + version + " is not supported (" + UNCHECKED_VERSION + " and " + VERSION + " are)");
+        }
+        if (version == VERSION) {
+            GgufValue stored = meta.get(CHECKSUM_KEY);
+            if (stored == null || stored.type() != jquant.formats.gguf.GgufType.UINT32) {
+                throw new IllegalArgumentException("metadata " + CHECKSUM_KEY + " (UINT32) is missing");
+            }
+            long actual = checksum(meta, List.copyOf(gguf.tensors().values()));
+            if (stored.asLong() != actual) {
+                throw new IllegalArgumentException(String.format("checksum mismatch: the file says %08x, its content gives %08x (the file was changed or damaged)",
+                        stored.asLong(), actual));
+            }
+        }
         List<GroupStats> groups = new ArrayList<>();
         SequencedMap<String, float[]> outputMax = new LinkedHashMap<>();
         SequencedMap<String, Tensor> tensors = gguf.tensors();
@@ -114,8 +170,8 @@ public final class CalibrationStatsFile {
             String name = key.substring((PREFIX + "alpha.").length());
             GroupId id = GroupId.parse(name);
             GroupStats g = new GroupStats(id.group, id.layer, floats(tensors, name + ".s_in"), floats(tensors, name + ".x2_mean"),
-                    meta(meta, "alpha." + name).asFloat(), (Double) meta(meta, "alpha_error." + name).value(),
-                    (Double) meta(meta, "unsmoothed_error." + name).value());
+                    meta(meta, "alpha." + name).asFloat(), meta(meta, "alpha_error." + name).asDouble(),
+                    meta(meta, "unsmoothed_error." + name).asDouble());
             float xMax = meta(meta, "x_max." + name).asFloat();
             if (xMax != g.inputRange()) throw new IllegalArgumentException(name + ": x_max " + xMax + " is not the largest s_in (" + g.inputRange() + ")");
             groups.add(g);

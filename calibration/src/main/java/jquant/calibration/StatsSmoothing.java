@@ -1,6 +1,7 @@
 package jquant.calibration;
 
 import jquant.formats.Checkpoint;
+import jquant.formats.InputFiles;
 import jquant.formats.TensorKind;
 import jquant.pack.model.SmoothedSource;
 
@@ -22,7 +23,7 @@ public record StatsSmoothing(SmoothedModel model, String statsSha256) implements
 
     /** Reads the stats and smooths {@code checkpoint} with them (stats of another model are refused). */
     public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile) throws IOException {
-        byte[] bytes = Files.readAllBytes(statsFile);
+        byte[] bytes = InputFiles.readAllBytes(statsFile);
         CalibrationStats stats = CalibrationStatsFile.read(statsFile);
         try {
             String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));

@@ -1,5 +1,9 @@
 package jquant.calibration;
 
+import jquant.formats.CheckpointException;
+import jquant.formats.gguf.GgufFile;
+import jquant.formats.gguf.GgufValue;
+import jquant.formats.gguf.GgufWriter;
 import jquant.formats.Checkpoint;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -18,7 +22,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -92,10 +99,38 @@ class CalibratorTest {
     }
 
     @Test
+    void aChangedByteFailsTheChecksumAndVersionOneFilesStillRead(@TempDir Path dir) throws IOException {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        Path file = dir.resolve("stats.gguf");
+        CalibrationStatsFile.write(stats, file);
+        byte[] bytes = Files.readAllBytes(file);
+        long dataOffset;
+        SequencedMap<String, GgufValue> v1 = new LinkedHashMap<>();
+        List<Tensor> tensors;
+        try (GgufFile gguf = GgufFile.open(file)) {
+            dataOffset = gguf.dataOffset();
+            gguf.metadata().forEach((k, v) -> {
+                if (!k.equals(CalibrationStatsFile.CHECKSUM_KEY)) v1.put(k, v);
+            });
+            v1.put("jquant.calibration.version", GgufValue.uint32(CalibrationStatsFile.UNCHECKED_VERSION));
+            tensors = gguf.tensors().values().stream().map(t -> new Tensor(t.name(), t.shape(), t.dtype(),
+                    java.lang.foreign.MemorySegment.ofArray(t.data().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)))).toList();
+        }
+        Path oldFile = dir.resolve("v1.gguf");
+        GgufWriter.write(oldFile, v1, tensors);
+        assertThat(CalibrationStatsFile.read(oldFile)).isEqualTo(stats);
+
+        bytes[(int) dataOffset + 5] ^= 0x10;  // one bit of the first vector: still a well-formed GGUF
+        Path damaged = Files.write(dir.resolve("damaged.gguf"), bytes);
+        assertThatThrownBy(() -> CalibrationStatsFile.read(damaged)).isInstanceOf(CheckpointException.class)
+                .hasMessageContainingAll("damaged.gguf", "checksum mismatch");
+    }
+
+    @Test
     void aModelIsNotAStatsFile() throws IOException {
         Path model = SharedFiles.model("stories260K-f32.gguf");
         assertThat(CalibrationStatsFile.recognises(model)).isFalse();
-        assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(CheckpointException.class)
                 .hasMessageContaining("not a calibration stats file");
         assertThatThrownBy(() -> CalibrationStatsFile.read(model.resolveSibling("missing.gguf"))).isInstanceOf(IOException.class)
                 .hasMessageContaining("missing.gguf");

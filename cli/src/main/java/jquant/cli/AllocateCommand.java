@@ -59,6 +59,7 @@ final class AllocateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BitAllocation.Options options = options();
+        new OutputSafety().model(model, tokenizer).inputs(stats).check(out);
         CalibrationStats calibration = stats == null ? null : CalibrationStatsFile.read(stats);
         BitPlan plan;
         try (Checkpoint c = Checkpoints.open(model, tokenizer);
@@ -81,12 +82,12 @@ final class AllocateCommand implements Callable<Integer> {
         if (!QuantLimits.isBudget(budget)) {
             throw new CommandLine.ParameterException(cmd, "--budget " + budget + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
         }
-        BitAllocation.Scope s = switch (scope) {
+        BitAllocation.Scope s = switch (scope.toLowerCase(java.util.Locale.ROOT)) {
             case "tensor" -> BitAllocation.Scope.TENSOR;
             case "model" -> BitAllocation.Scope.MODEL;
             default -> throw new CommandLine.ParameterException(cmd, "--scope must be 'tensor' or 'model', not '" + scope + "'");
         };
-        Metric m = switch (metric) {
+        Metric m = switch (metric.toLowerCase(java.util.Locale.ROOT)) {
             case "approx" -> Metric.APPROX;
             case "exact" -> Metric.EXACT;
             default -> throw new CommandLine.ParameterException(cmd, "--metric must be 'approx' or 'exact', not '" + metric + "'");

@@ -6,16 +6,15 @@ import jquant.calibration.Calibrator;
 import jquant.calibration.GroupStats;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -55,9 +54,14 @@ final class CalibrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Calibrator.Options options = new Calibrator.Options(tokens, context, sample, referenceBits, seed);
-        if (!Files.isRegularFile(data)) throw new NoSuchFileException(data.toString(), null, "no such calibration text file");
-        String text = Files.readString(data, StandardCharsets.UTF_8);
+        Calibrator.Options options;
+        try {
+            options = new Calibrator.Options(tokens, context, sample, referenceBits, seed);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        new OutputSafety().model(model, tokenizer).inputs(data).check(out);
+        String text = InputFiles.readText(data);
         CalibrationStats stats;
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
             stats = run(c, text, options);

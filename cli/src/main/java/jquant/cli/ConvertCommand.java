@@ -48,12 +48,13 @@ final class ConvertCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "--type: " + e.getMessage());
         }
-        if (Files.exists(out) && Files.isSameFile(out, model)) throw new ParameterException(spec.commandLine(), "--out " + out + " would overwrite the input");
+        new OutputSafety().model(model, tokenizer).check(out);
         PrintWriter log = spec.commandLine().getOut();
         List<GgufWriter.PendingTensor> written;
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
-            written = GgufConverter.convert(c, target, out, (name, shape, from, to) ->
-                    log.printf("  %-28s %-12s %s -> %s%n", name, RepackCommand.shapeString(shape), from, to).flush());
+            written = GgufConverter.convert(c, target, out, (name, shape, from, to) -> {
+                if (!Progress.quiet) log.printf("  %-28s %-12s %s -> %s%n", name, RepackCommand.shapeString(shape), from, to).flush();
+            });
         }
         log.printf("Wrote %s: %d tensors, matrices %s, %,d bytes%n", out, written.size(), target.dtype, Files.size(out));
         log.flush();

@@ -19,7 +19,10 @@ enum ModeOption {
     static final class Converter implements picocli.CommandLine.ITypeConverter<ModeOption> {
         @Override
         public ModeOption convert(String value) {
-            return ModeOption.valueOf(value.replace('-', '_'));
+            for (ModeOption m : values()) {
+                if (m.name().equalsIgnoreCase(value.replace('-', '_'))) return m;
+            }
+            throw new picocli.CommandLine.TypeConversionException("'" + value + "' is not one of weight-only, npu");
         }
     }
 }

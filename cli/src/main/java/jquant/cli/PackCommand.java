@@ -68,18 +68,16 @@ final class PackCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!format.equals("weightlet")) return repackTernary();
+        if (!format.equalsIgnoreCase("weightlet")) return repackTernary();
         if (plan == null) throw new ParameterException(spec.commandLine(), "--format weightlet needs --plan (make one with jquant allocate)");
+        Set<TensorKind> kept = keepSet(keep);
+        new OutputSafety().model(model, tokenizer).inputs(plan, stats).check(out);
         BitPlan bitPlan = BitPlanJson.read(plan);
-        if (Files.exists(out) && (out.toAbsolutePath().equals(model.toAbsolutePath()) || out.toAbsolutePath().equals(plan.toAbsolutePath())
-                || (stats != null && out.toAbsolutePath().equals(stats.toAbsolutePath())))) {
-            throw new IllegalArgumentException("--out " + out + " would overwrite an input");
-        }
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
             ModelFingerprint.requireSameModel(bitPlan, plan, c);
             SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats);
-            try (Progress bar = new Progress("pack", 2 + 12 * c.config().layers(), "tensors")) {
-                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, keepSet(keep), keepType(), smoothing), out, (done, total, name) -> bar.stepTo(done, total));
+            try (Progress bar = new Progress("pack", 0, "tensors")) {
+                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, kept, keepType(), smoothing), out, (done, total, name) -> bar.stepTo(done, total));
             }
         }
         spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits%s)%n", out, Files.size(out), bitPlan.averageBits(),
@@ -93,7 +91,7 @@ final class PackCommand implements Callable<Integer> {
         if (plan != null || stats != null || !keep.equals("embedding,head") || !keepType.equals("f16") || tokenizer != null) {
             throw new ParameterException(spec.commandLine(), "--format " + format + " repacks a ternary model: --plan, --stats, --keep, --keep-type and --tokenizer do not apply");
         }
-        return RepackCommand.repack(spec.commandLine().getOut(), model, format, out);
+        return RepackCommand.repack(spec, model, format, out);
     }
 
     private ModelPacker.KeepType keepType() {
@@ -104,14 +102,14 @@ final class PackCommand implements Callable<Integer> {
         }
     }
 
-    static Set<TensorKind> keepSet(String keep) {
-        if (keep.equals("none")) return Set.of();
+    private Set<TensorKind> keepSet(String keep) {
+        if (keep.equalsIgnoreCase("none")) return Set.of();
         Set<TensorKind> kinds = EnumSet.noneOf(TensorKind.class);
         for (String k : List.of(keep.split(","))) {
-            kinds.add(switch (k.trim()) {
+            kinds.add(switch (k.trim().toLowerCase(java.util.Locale.ROOT)) {
                 case "embedding" -> TensorKind.EMBEDDING;
                 case "head" -> TensorKind.HEAD;
-                default -> throw new IllegalArgumentException("--keep takes embedding, head, both (comma-separated) or none, not '" + k + "'");
+                default -> throw new ParameterException(spec.commandLine(), "--keep takes embedding, head, both (comma-separated) or none, not '" + k + "'");
             });
         }
         return kinds;

@@ -4,6 +4,7 @@ import jquant.pack.ternary.TernaryModelWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -30,14 +31,14 @@ final class RepackCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        return repack(spec.commandLine().getOut(), model, format, out);
+        return repack(spec, model, format, out);
     }
 
     /** Repacks {@code model} to {@code format}, one line per converted or kept tensor; also {@code pack --format}. */
-    static int repack(PrintWriter log, Path model, String format, Path out) throws IOException {
-        if (out.toAbsolutePath().normalize().equals(model.toAbsolutePath().normalize())) {
-            throw new IllegalArgumentException("--out " + out + " would overwrite the input");
-        }
+    static int repack(CommandSpec spec, Path model, String format, Path out) throws IOException {
+        layout(spec, "--format", format);
+        new OutputSafety().model(model, null).check(out);
+        PrintWriter log = spec.commandLine().getOut();
         TernaryModelWriter.Summary s = TernaryModelWriter.repack(model, out, format, tensorLines(log));
         log.printf("Wrote %s: %d tensors as %s, %d kept their layout%n", out, s.converted().size(), TernaryModelWriter.Format.parse(format).dtype,
                 s.otherwise().size());
@@ -52,8 +53,19 @@ final class RepackCommand implements Callable<Integer> {
         return sb.toString();
     }
 
-    /** One line per tensor as it is written: name, shape, what became of it. */
+    /** One line per tensor as it is written: name, shape, what became of it (none under {@code --quiet}). */
     static TernaryModelWriter.Listener tensorLines(PrintWriter log) {
-        return (name, shape, outcome) -> log.printf("  %-28s %-10s %s%n", name, shapeString(shape), outcome);
+        return (name, shape, outcome) -> {
+            if (!Progress.quiet) log.printf("  %-28s %-10s %s%n", name, shapeString(shape), outcome);
+        };
+    }
+
+    /** A ternary layout name, in any case; any other is a usage error. */
+    static TernaryModelWriter.Format layout(CommandSpec spec, String option, String name) {
+        try {
+            return TernaryModelWriter.Format.parse(name);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), option + ": " + e.getMessage());
+        }
     }
 }

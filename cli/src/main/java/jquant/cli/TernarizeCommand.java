@@ -33,9 +33,8 @@ final class TernarizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (out.toAbsolutePath().normalize().equals(model.toAbsolutePath().normalize())) {
-            throw new IllegalArgumentException("--out " + out + " would overwrite the input");
-        }
+        if (!type.equalsIgnoreCase("f32")) RepackCommand.layout(spec, "--type", type);
+        new OutputSafety().model(model, tokenizer).check(out);
         PrintWriter log = spec.commandLine().getOut();
         TernaryModelWriter.Summary s = TernaryModelWriter.ternarize(model, tokenizer, out, type, RepackCommand.tensorLines(log));
         if (s.repacked()) {

@@ -87,8 +87,8 @@ class RunEvalCommandTest {
         CliTest.Result ctx = run("eval", model, "--data", shortText.toString(), "--ctx", "4096");
         assertThat(ctx.code()).isEqualTo(1);
         assertThat(ctx.err()).contains("exceeds");
-        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("would overwrite an input");
-        assertThat(run("run", model, "-n", "-3").code()).isEqualTo(1);
+        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("short.txt: is an input of this run");
+        assertThat(run("run", model, "-n", "-3").code()).isEqualTo(2);
     }
 
     @Test

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.AtomicOutput;
+import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -111,11 +113,12 @@ public final class BitPlanJson {
         AtomicOutput.write(file, out -> out.write(bytes));
     }
 
-    public static BitPlan read(Path file) throws IOException {
+    /** Reads and checks a plan file; anything wrong with it is a {@link CheckpointException} naming the file. */
+    public static BitPlan read(Path file) throws CheckpointException {
         try {
-            return fromBytes(Files.readAllBytes(file));
+            return fromBytes(InputFiles.readAllBytes(file));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+            throw new CheckpointException(file, e.getMessage(), e);
         }
     }
 
@@ -133,7 +136,8 @@ public final class BitPlanJson {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("not a valid JSON bit plan: " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            // Jackson detects UTF-16 and UTF-32 too; bytes that are valid in none fail below the JSON level.
+            throw new IllegalArgumentException("not a valid JSON bit plan: not readable as text (" + e.getMessage() + ")", e);
         }
         if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
         checkFields(root, root.has("model") ? PLAN_FIELDS : PLAN_FIELDS_BEFORE_MODEL, "bit plan");

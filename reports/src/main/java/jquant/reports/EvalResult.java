@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
@@ -80,7 +81,9 @@ public record EvalResult(String model, String data, int ctx, String mode, long f
     public static EvalResult read(Path file) throws IOException {
         JsonNode j;
         try {
-            j = new ObjectMapper().readTree(file.toFile());
+            j = new ObjectMapper().readTree(InputFiles.readAllBytes(file));
+        } catch (CheckpointException e) {
+            throw e;
         } catch (IOException e) {
             throw new CheckpointException(file, "not a JSON file: " + e.getMessage());
         }

@@ -1,15 +1,13 @@
 package jquant.reports;
 
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,15 +83,6 @@ public final class Evaluation {
 
     /** The whole file as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */
     public static String readText(Path file) throws IOException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "no such file");
-        byte[] bytes = Files.readAllBytes(file);
-        if (bytes.length == 0) throw new CheckpointException(file, "the text file is empty");
-        var decoder = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
-        ByteBuffer in = ByteBuffer.wrap(bytes);
-        try {
-            return decoder.decode(in).toString();
-        } catch (CharacterCodingException e) {
-            throw new CheckpointException(file, "not valid UTF-8 near byte " + in.position());
-        }
+        return InputFiles.readText(file);
     }
 }

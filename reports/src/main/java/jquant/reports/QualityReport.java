@@ -38,6 +38,9 @@ public final class QualityReport {
         this.records = List.copyOf(records);
     }
 
+    /** The files {@link #write} puts in its folder. */
+    public static final List<String> FILES = List.of("report.md", "report.html", "report.json");
+
     /** Writes {@code <dir>/report.md}, {@code report.html} and {@code report.json}, each atomically. */
     public void write(Path dir) throws IOException {
         String md = markdown();

@@ -74,6 +74,8 @@ public final class GgufCheckpoint implements Checkpoint {
         kv.forEach((k, v) -> display.put(k, v.toJava()));
         this.metadata = java.util.Collections.unmodifiableMap(display);
         LlamaLayout.verify(this);
+        // rope_freqs.weight is read into the config above (ropeScaling), not a weight of any layer.
+        LlamaLayout.requireEveryTensorUsed(this, name -> name.equals(RopeScaling.GGUF_TENSOR));
     }
 
     /** llama.cpp's per-frequency RoPE divisors ({@link RopeScaling#GGUF_TENSOR}), if the file has them. */

@@ -89,21 +89,25 @@ public final class GgufWriter {
         long alignment = alignment(metadata);
         byte[] header = header(metadata, tensors, alignment);
         try (AtomicOutput file = AtomicOutput.open(target)) {
-            FileChannel out = file.channel();
-            writeFully(out, ByteBuffer.wrap(header));
-            long position = header.length;
-            for (PendingTensor t : tensors) {
-                t.bytes().writeTo(out);
-                long written = out.position() - position;
-                if (written != t.byteSize()) {
-                    throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + written + " bytes, its table entry says " + t.byteSize());
+            try {
+                FileChannel out = file.channel();
+                writeFully(out, ByteBuffer.wrap(header));
+                long position = header.length;
+                for (PendingTensor t : tensors) {
+                    t.bytes().writeTo(out);
+                    long written = out.position() - position;
+                    if (written != t.byteSize()) {
+                        throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + written + " bytes, its table entry says " + t.byteSize());
+                    }
+                    position += written;
+                    long padded = GgufFile.alignUp(position, alignment);
+                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                    position = padded;
                 }
-                position += written;
-                long padded = GgufFile.alignUp(position, alignment);
-                writeFully(out, ByteBuffer.allocate((int) (padded - position)));
-                position = padded;
+                out.force(true);
+            } catch (IOException e) {
+                throw file.failure(e);
             }
-            out.force(true);
             file.commit();
         }
     }

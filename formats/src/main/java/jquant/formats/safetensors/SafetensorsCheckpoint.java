@@ -17,6 +17,7 @@ import java.util.SequencedMap;
 import java.util.Set;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
@@ -71,6 +72,7 @@ public final class SafetensorsCheckpoint implements Checkpoint {
         this.metadata = Collections.unmodifiableMap(meta);
         this.vocabulary = readVocabulary(folder, configJson).map(v -> v.paddedTo(config.vocabSize()));
         LlamaLayout.verify(this);
+        LlamaLayout.requireEveryTensorUsed(this, name -> name.endsWith(".rotary_emb.inv_freq"));
     }
 
     /**
@@ -120,9 +122,10 @@ public final class SafetensorsCheckpoint implements Checkpoint {
     }
 
     private static JsonNode readJson(Path file) throws CheckpointException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "missing");
+        if (!Files.exists(file)) throw new CheckpointException(file, "missing");
+        byte[] bytes = InputFiles.readAllBytes(file);
         try {
-            return new ObjectMapper().readTree(file.toFile());
+            return new ObjectMapper().readTree(bytes);
         } catch (IOException e) {
             throw new CheckpointException(file, "not valid JSON: " + e.getMessage(), e);
         }

@@ -153,6 +153,13 @@ class SafetensorsCheckpointTest {
     }
 
     @Test
+    void refusesAConfigWithFewerLayersThanTheWeightsNamingTheExtras() throws Exception {
+        Path f = withConfig(c -> c.put("num_hidden_layers", c.get("num_hidden_layers").asInt() - 1));
+        assertThatThrownBy(() -> SafetensorsCheckpoint.open(f)).isInstanceOf(CheckpointException.class)
+                .hasMessageContainingAll("tensors are not used by the 4-layer model its config describes", "model.layers.4.");
+    }
+
+    @Test
     void refusesMissingConfigFields() throws Exception {
         Path f = withConfig(c -> c.remove("rms_norm_eps"));
         assertThatThrownBy(() -> SafetensorsCheckpoint.open(f)).isInstanceOf(CheckpointException.class).hasMessageContaining("missing rms_norm_eps");

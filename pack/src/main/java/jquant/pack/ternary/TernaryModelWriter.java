@@ -69,10 +69,10 @@ public final class TernaryModelWriter {
 
         Format(DType dtype) { this.dtype = dtype; }
 
-        /** The format named {@code name}, or an error listing the names. */
+        /** The format named {@code name} in any case ({@code TQ2_0} or {@code tq2_0}), or an error listing the names. */
         public static Format parse(String name) {
             try {
-                return valueOf(name);
+                return valueOf(name.toLowerCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("unknown ternary type '" + name + "' (" + Arrays.toString(values()) + ")");
             }
@@ -101,7 +101,7 @@ public final class TernaryModelWriter {
      * @param tokenizer a llama2.c tokenizer.bin for a .bin checkpoint, or null
      */
     public static Summary ternarize(Path model, Path tokenizer, Path out, String type, Listener listener) throws IOException, T2pShapeException {
-        DType target = type.equals("f32") ? DType.F32 : Format.parse(type).dtype;
+        DType target = type.equalsIgnoreCase("f32") ? DType.F32 : Format.parse(type).dtype;
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
             List<GgufTensor> tensors = GgufSource.tensors(c);
             Set<String> linear = new HashSet<>(GgufSource.blockLinearNames(c));
