@@ -34,6 +34,7 @@ class BenchmarksTest {
         float[] stock = matvec("pq2_0"), rowPairs = matvec("t2p");
         assertThat(rowPairs).isEqualTo(stock);
         assertThat(matvec("ptq1_0")).hasSize(8);
+        assertThat(matvec("tq2_0")).hasSize(8);
     }
 
     private static float[] matvec(String layout) {

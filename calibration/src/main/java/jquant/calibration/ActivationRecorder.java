@@ -4,7 +4,6 @@ import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.quantize.FusedAxpy;
 import jquant.runtime.Compute;
-import jquant.runtime.DenseF32Weights;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeightsFactory;
 
@@ -13,7 +12,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * A {@link LinearWeightsFactory} that gives the model dense float32 weights wrapped in an observer:
+ * A {@link LinearWeightsFactory} that gives the model its weights multiplied where they are stored
+ * ({@link LinearWeightsFactory#inPlace}, so a model larger than the heap calibrates) wrapped in an observer:
  * each product first runs unchanged, then its input rows {@code x} and output rows {@code o} are
  * folded into running statistics. The forward pass is not touched. The first member of each
  * {@link LinearGroup} records the shared input (S_I, Σx², a reservoir sample of rows and, when asked,
@@ -119,7 +119,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
 
     @Override
     public LinearWeights create(TensorKind kind, int layer, Tensor tensor) {
-        LinearWeights dense = new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
+        LinearWeights dense = LinearWeightsFactory.inPlace(compute).create(kind, layer, tensor);
         LinearGroup group = LinearGroup.of(kind);
         String groupName = group.canonicalName(layer);
         InputStats in = null;

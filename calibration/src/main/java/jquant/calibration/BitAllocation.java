@@ -117,7 +117,7 @@ public final class BitAllocation {
             Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
             plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
         }
-        return smoothed == null ? new BitPlan(options.budget(), plans) : new BitPlan(options.budget(), plans, smoothed.rule());
+        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint));
     }
 
     private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, Progress progress) {

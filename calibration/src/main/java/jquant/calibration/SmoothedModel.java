@@ -36,6 +36,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *    S_O'  = floor(S_O / r)                        output range of the folded layer, per channel
  *    W'    = diag(S_O'^-β) · diag(1/r) · W · diag(f)
  *    norm' = norm / f                               (attn_norm for q/k/v, ffn_norm for gate/up, output_norm for the head)
+ *    b_v'  = b_v / r                                (Qwen2's v bias follows its rows; q/k biases are unchanged)
  *
  *  run time:  o = (x / f) · W'ᵀ · diag(S_O'^β)  =  (x · Wᵀ) / r
  * </pre>
@@ -76,9 +77,7 @@ public final class SmoothedModel implements Checkpoint {
             if (!(a >= 0 && a <= 1)) throw new IllegalArgumentException(g.name() + ": α " + a + " outside [0, 1]");
         }
         this.alphas = Map.copyOf(alphas);
-        ModelConfig c = base.config();
-        this.config = new ModelConfig(c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.vocabSize(), c.maxSeqLen(),
-                c.ropeTheta(), c.rmsEps(), false);
+        this.config = base.config().withTiedEmbeddings(false);
     }
 
     public CalibrationStats stats() { return stats; }
@@ -224,9 +223,15 @@ public final class SmoothedModel implements Checkpoint {
 
     @Override
     public Tensor tensor(TensorKind kind, int layer) {
-        String name = kind.canonicalName(layer) + ".weight";
+        String name = kind.ggufName(layer);
         return switch (kind) {
-            case EMBEDDING -> base.tensor(kind, layer);
+            case EMBEDDING, Q_BIAS, K_BIAS -> base.tensor(kind, layer);
+            case V_BIAS -> {
+                float[] b = base.tensor(kind, layer).toFloats();
+                float[] fold = linear(TensorKind.WV, layer).rowFold;
+                for (int i = 0; i < b.length; i++) b[i] /= fold[i];
+                yield f32(name, new long[] {b.length}, b);
+            }
             case ATTN_NORM, FFN_NORM, FINAL_NORM -> f32(name, new long[] {config.dim()}, norm(kind, layer));
             default -> {
                 Tensor original = base.tensor(kind, layer);
@@ -259,6 +264,7 @@ public final class SmoothedModel implements Checkpoint {
         if (tensors == null) {
             SequencedMap<String, Tensor> all = new LinkedHashMap<>();
             for (TensorKind kind : TensorKind.values()) {
+                if (!kind.presentIn(config)) continue;
                 for (int l = 0; l < (kind.perLayer() ? config.layers() : 1); l++) {
                     Tensor t = tensor(kind, l);
                     all.put(sourceName(kind, l).orElseThrow(), t);
@@ -271,7 +277,8 @@ public final class SmoothedModel implements Checkpoint {
 
     @Override
     public Optional<String> sourceName(TensorKind kind, int layer) {
-        return Optional.of(kind == TensorKind.EMBEDDING ? base.tensor(kind, 0).name() : kind.canonicalName(layer) + ".weight");
+        if (!kind.presentIn(config)) return Optional.empty();
+        return Optional.of(kind == TensorKind.EMBEDDING ? base.tensor(kind, 0).name() : kind.ggufName(layer));
     }
 
     @Override

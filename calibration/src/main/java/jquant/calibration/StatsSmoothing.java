@@ -1,6 +1,7 @@
 package jquant.calibration;
 
 import jquant.formats.Checkpoint;
+import jquant.formats.InputFiles;
 import jquant.formats.TensorKind;
 import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
@@ -34,7 +35,7 @@ public final class StatsSmoothing implements SmoothedSource {
 
     /** Reads the stats and smooths {@code checkpoint} as {@code plan} was allocated (stats of another model are refused). */
     public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile, BitPlan plan) throws IOException {
-        byte[] bytes = Files.readAllBytes(statsFile);
+        byte[] bytes = InputFiles.readAllBytes(statsFile);
         CalibrationStats stats = CalibrationStatsFile.read(statsFile);
         try {
             String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));

@@ -1,5 +1,7 @@
 package jquant.calibration;
 
+import jquant.formats.CheckpointException;
+import jquant.formats.gguf.GgufFile;
 import jquant.formats.Checkpoint;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -102,10 +104,25 @@ class CalibratorTest {
     }
 
     @Test
+    void aChangedByteFailsTheChecksum(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("stats.gguf");
+        CalibrationStatsFile.write(StoriesFixture.storiesStats(), file);
+        byte[] bytes = Files.readAllBytes(file);
+        long dataOffset;
+        try (GgufFile gguf = GgufFile.open(file)) {
+            dataOffset = gguf.dataOffset();
+        }
+        bytes[(int) dataOffset + 5] ^= 0x10;  // one bit of the first vector: still a well-formed GGUF
+        Path damaged = Files.write(dir.resolve("damaged.gguf"), bytes);
+        assertThatThrownBy(() -> CalibrationStatsFile.read(damaged)).isInstanceOf(CheckpointException.class)
+                .hasMessageContainingAll("damaged.gguf", "checksum mismatch");
+    }
+
+    @Test
     void aModelIsNotAStatsFile() throws IOException {
         Path model = SharedFiles.model("stories260K-f32.gguf");
         assertThat(CalibrationStatsFile.recognises(model)).isFalse();
-        assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> CalibrationStatsFile.read(model)).isInstanceOf(CheckpointException.class)
                 .hasMessageContaining("not a calibration stats file");
         assertThatThrownBy(() -> CalibrationStatsFile.read(model.resolveSibling("missing.gguf"))).isInstanceOf(IOException.class)
                 .hasMessageContaining("missing.gguf");

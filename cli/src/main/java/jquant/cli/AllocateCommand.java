@@ -5,6 +5,7 @@ import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.SmoothingChoice;
 import jquant.formats.Checkpoint;
+import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
@@ -76,7 +77,15 @@ final class AllocateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BitAllocation.Options options = options();
+        new OutputSafety().model(model, tokenizer).inputs(stats).check(out);
         CalibrationStats calibration = stats == null ? null : CalibrationStatsFile.read(stats);
+        if (calibration != null && options.smoothing().alpha() == null) {
+            try {
+                calibration.alphas(budget);  // searched α for this budget, before the model is opened
+            } catch (IllegalArgumentException e) {
+                throw new CheckpointException(stats, e.getMessage());
+            }
+        }
         BitPlan plan;
         try (Checkpoint c = Checkpoints.open(model, tokenizer);
              Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
@@ -100,12 +109,12 @@ final class AllocateCommand implements Callable<Integer> {
         if (!QuantLimits.isBudget(budget)) {
             throw new CommandLine.ParameterException(cmd, "--budget " + budget + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
         }
-        BitAllocation.Scope s = switch (scope) {
+        BitAllocation.Scope s = switch (scope.toLowerCase(java.util.Locale.ROOT)) {
             case "tensor" -> BitAllocation.Scope.TENSOR;
             case "model" -> BitAllocation.Scope.MODEL;
             default -> throw new CommandLine.ParameterException(cmd, "--scope must be 'tensor' or 'model', not '" + scope + "'");
         };
-        Metric m = switch (metric) {
+        Metric m = switch (metric.toLowerCase(java.util.Locale.ROOT)) {
             case "approx" -> Metric.APPROX;
             case "exact" -> Metric.EXACT;
             default -> throw new CommandLine.ParameterException(cmd, "--metric must be 'approx' or 'exact', not '" + metric + "'");
@@ -114,13 +123,13 @@ final class AllocateCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
         }
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
-        SmoothingRule rule = switch (smoothing) {
+        SmoothingRule rule = switch (smoothing.toLowerCase(java.util.Locale.ROOT)) {
             case "edgeflow" -> SmoothingRule.EDGEFLOW;
             case "smoothquant" -> SmoothingRule.SMOOTHQUANT;
             default -> throw new CommandLine.ParameterException(cmd, "--smoothing must be 'edgeflow' or 'smoothquant', not '" + smoothing + "'");
         };
         SmoothingChoice choice;
-        if (alpha.equals("searched")) {
+        if (alpha.equalsIgnoreCase("searched")) {
             if (rule != SmoothingRule.EDGEFLOW) throw new CommandLine.ParameterException(cmd, "--smoothing smoothquant needs a fixed --alpha (its baseline uses 0.5)");
             choice = SmoothingChoice.searched();
         } else {

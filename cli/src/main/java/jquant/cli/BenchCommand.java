@@ -20,10 +20,10 @@ import jquant.bench.UnpackBench;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.Vocabulary;
-import jquant.formats.gguf.GgufSource;
-import jquant.formats.gguf.GgufWriter;
+import jquant.formats.gguf.GgufConverter;
 import jquant.formats.llama2c.Llama2cTokenizerReader;
 import jquant.formats.synthetic.SyntheticCheckpoint;
+import jquant.formats.synthetic.SyntheticHfFolder;
 import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
 import jquant.runtime.Compute;
@@ -57,18 +57,23 @@ final class BenchCommand {
 
         Shape(ModelConfig config) { this.config = config; }
 
+        /** The name users type: {@code tinyllama-1.1b}. */
+        String label() {
+            return name().replace('_', '-').replace("1-1b", "1.1b");
+        }
+
         static final class Converter implements CommandLine.ITypeConverter<Shape> {
             @Override
             public Shape convert(String name) {
-                for (Shape s : values()) if (s.name().replace('_', '-').replace("1-1b", "1.1b").equalsIgnoreCase(name)) return s;
+                for (Shape s : values()) if (s.label().equalsIgnoreCase(name)) return s;
                 throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l");
             }
         }
     }
 
     @Command(name = "model", description = {"Write the benchmark model: a seeded Llama of the given shape with a few outlier "
-            + "channels, its matrices in float16, as model-f16.gguf, with the tok512 vocabulary (stories260K's) and "
-            + "TinyStories text beside it, so anyone can rerun the figures."})
+            + "channels, its matrices in float16, as model-f16.gguf and as a Hugging Face folder hf/, with the tok512 vocabulary "
+            + "(stories260K's) and TinyStories text beside it, so anyone can rerun the figures."})
     static final class Model implements Callable<Integer> {
         @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder to write into.")
         Path out;
@@ -91,10 +96,13 @@ final class BenchCommand {
             Vocabulary vocabulary = Llama2cTokenizerReader.read(tokenizer);
             Path file = out.resolve("model-" + type.name().toLowerCase() + ".gguf");
             long t0 = System.nanoTime();
+            Path hf = out.resolve("hf");
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
-                GgufWriter.write(file, GgufSource.metadata(c), GgufSource.tensors(c).values());
+                GgufConverter.convert(c, GgufConverter.Target.valueOf(type.name().toLowerCase()), file, (name, shape, from, to) -> {});
+                SyntheticHfFolder.write(c, hf);
             }
-            System.out.printf("%s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, shape.name().replace('_', '-'),
+            Files.copy(copyResource("tok512.model"), hf.resolve("tokenizer.model"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            System.out.printf("%s and %s: %s, seed %d, %,d bytes, written in %.1f s (with %s and %s)%n", file, hf, shape.label(),
                     seed, Files.size(file), (System.nanoTime() - t0) / 1e9, tokenizer.getFileName(), text.getFileName());
             return 0;
         }
@@ -129,21 +137,28 @@ final class BenchCommand {
         @Mixin
         ModelOptions options = new ModelOptions();
 
-        /** Opens the model once per call, on the given compute, its layers loaded before any timing; closed by {@code opened}. */
-        DecodeBench.ModelLoader loader(List<AutoCloseable> opened) {
-            return compute -> {
-                LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
-                opened.add(m);
-                return m.model();
-            };
+        /** A whole-model bench, given the model's tokenizer and a loader that opens it on given threads. */
+        @FunctionalInterface
+        interface Bench {
+            void run(jquant.runtime.Tokenizer tokenizer, DecodeBench.ModelLoader loader) throws Exception;
         }
 
-        LoadedModel vocabularyOnly() throws Exception {
-            return LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels);
-        }
-
-        void check() {
+        /**
+         * Runs {@code bench}; the loader opens the model once per call on the compute it is given, every
+         * layer loaded before any timing, and everything opened is closed at the end.
+         */
+        void measure(Bench bench) throws Exception {
             for (int t : threadCounts) if (t < 1) throw new IllegalArgumentException("--thread-counts must be at least 1, got " + t);
+            List<AutoCloseable> opened = new ArrayList<>();
+            try (LoadedModel vocabulary = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+                bench.run(vocabulary.tokenizer(), compute -> {
+                    LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
+                    opened.add(m);
+                    return m.model();
+                });
+            } finally {
+                for (AutoCloseable c : opened) c.close();
+            }
         }
     }
 
@@ -160,19 +175,12 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            run.check();
             if (tokens < 1 || warmup < 0) throw new IllegalArgumentException("--tokens must be ≥ 1 and --warmup ≥ 0");
-            List<AutoCloseable> opened = new ArrayList<>();
-            try {
-                int[] prompt;
-                try (LoadedModel m = run.vocabularyOnly()) {
-                    prompt = m.tokenizer().encode("Once upon a time, there was a little girl named Lily.");
-                }
+            run.measure((tokenizer, loader) -> {
+                int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
                 System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model, prompt.length, tokens, warmup);
-                DecodeBench.run(run.loader(opened), prompt, warmup, tokens, run.threadCounts, System.out);
-            } finally {
-                for (AutoCloseable c : opened) c.close();
-            }
+                DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
+            });
             return 0;
         }
     }
@@ -193,21 +201,12 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            run.check();
             if (ctx < 2 || windows < 1) throw new IllegalArgumentException("--ctx must be ≥ 2 and --windows ≥ 1");
-            List<AutoCloseable> opened = new ArrayList<>();
-            try {
-                int[] tokens;
-                int bos;
-                try (LoadedModel m = run.vocabularyOnly()) {
-                    tokens = m.tokenizer().encode(Evaluation.readText(data));
-                    bos = m.tokenizer().bos();
-                }
+            run.measure((tokenizer, loader) -> {
+                int[] tokens = tokenizer.encode(Evaluation.readText(data));
                 System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model, data, windows, ctx);
-                PrefillBench.run(run.loader(opened), tokens, bos, ctx, windows, run.threadCounts, System.out);
-            } finally {
-                for (AutoCloseable c : opened) c.close();
-            }
+                PrefillBench.run(loader, tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
+            });
             return 0;
         }
     }
@@ -281,7 +280,7 @@ final class BenchCommand {
         @Override void main(String[] a) throws Exception { AllocatorBench.main(a); }
     }
 
-    @Command(name = "ternary", description = "[cols] ternary matvec GB/s vs bandwidth and prefill GMAC/s: PQ2_0, PTQ1_0, T2P")
+    @Command(name = "ternary", description = "[--quick] ternary decode on TinyLlama-1.1B shapes (GB/s vs a memory probe) and prefill GMAC/s: T2P, TQ2_0, PQ2_0, PTQ1_0")
     static final class Ternary extends Program {
         @Override void main(String[] a) throws Exception { TernaryBench.main(a); }
     }

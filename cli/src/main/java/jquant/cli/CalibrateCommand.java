@@ -6,16 +6,16 @@ import jquant.calibration.Calibrator;
 import jquant.calibration.GroupStats;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
+import jquant.quantize.QuantLimits;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -61,9 +61,17 @@ final class CalibrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Calibrator.Options options = new Calibrator.Options(tokens, context, sample, budgets, secondMoments, seed);
-        if (!Files.isRegularFile(data)) throw new NoSuchFileException(data.toString(), null, "no such calibration text file");
-        String text = Files.readString(data, StandardCharsets.UTF_8);
+        for (double b : budgets) {
+            if (!QuantLimits.isBudget(b)) throw new ParameterException(spec.commandLine(), "--budgets: " + b + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
+        }
+        Calibrator.Options options;
+        try {
+            options = new Calibrator.Options(tokens, context, sample, budgets, secondMoments, seed);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        new OutputSafety().model(model, tokenizer).inputs(data).check(out);
+        String text = InputFiles.readText(data);
         CalibrationStats stats;
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
             stats = run(c, text, options);

@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -47,9 +48,8 @@ final class EvalCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (json != null && (json.toAbsolutePath().equals(data.toAbsolutePath()) || json.toAbsolutePath().equals(model.toAbsolutePath()))) {
-            throw new IllegalArgumentException("--json " + json + " would overwrite an input");
-        }
+        if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(spec.commandLine(), "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
+        if (json != null) new OutputSafety().model(model, options.tokenizer).model(base, options.tokenizer).inputs(data).check(json);
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {

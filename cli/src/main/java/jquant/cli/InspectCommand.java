@@ -10,6 +10,7 @@ import jquant.calibration.CalibrationStatsReport;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointReport;
 import jquant.formats.Checkpoints;
+import jquant.formats.DType;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.Vocabulary;
@@ -103,7 +104,8 @@ final class InspectCommand implements Callable<Integer> {
 
     private static void printTables(Checkpoint c, Map<String, Object> r, PrintWriter out) {
         ModelConfig cfg = c.config();
-        out.printf("%s  (%s, Llama architecture, RoPE %s)%n", c.source(), c.format(), c.rope().name().toLowerCase().replace('_', '-'));
+        out.printf("%s  (%s, %s architecture, RoPE %s%s)%n", c.source(), c.format(), cfg.architecture().ggufName(),
+                c.rope().name().toLowerCase().replace('_', '-'), cfg.ropeScaling() == null ? "" : ", frequencies scaled (llama3)");
         out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d (head dim %d), vocab %d, context %d%n",
                 cfg.dim(), cfg.hiddenDim(), cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.headDim(), cfg.vocabSize(), cfg.maxSeqLen());
         out.printf("  rope theta %s, rms eps %s, %s embeddings%n", cfg.ropeTheta(), cfg.rmsEps(), cfg.tiedEmbeddings() ? "tied" : "separate");
@@ -126,6 +128,10 @@ final class InspectCommand implements Callable<Integer> {
         @SuppressWarnings("unchecked")
         Map<String, Object> totals = (Map<String, Object>) r.get("totals");
         out.printf("%n  %d tensors, %,d elements, %,d bytes%n", totals.get("tensors"), totals.get("elements"), totals.get("bytes"));
+        if (c.tensors().values().stream().anyMatch(t -> t.dtype() == DType.T2P)) {
+            out.println("  note: T2P (GGUF type 1000) is jquant's own layout: llama.cpp and other ggml-based readers refuse this file;"
+                    + " jquant repack --format tq2_0 writes one they load");
+        }
         @SuppressWarnings("unchecked")
         Map<String, Object> meta = (Map<String, Object>) r.get("metadata");
         if (!meta.isEmpty()) {

@@ -8,7 +8,6 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.Properties;
 
 /**
@@ -18,7 +17,7 @@ import java.util.Properties;
 @Command(name = "jquant", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
         subcommands = {InspectCommand.class, TokenizeCommand.class, RunCommand.class, EvalCommand.class, CalibrateCommand.class, AllocateCommand.class,
-                PackCommand.class, VerifyCommand.class, SweepCommand.class, TernarizeCommand.class, RepackCommand.class, ReportCommand.class,
+                PackCommand.class, VerifyCommand.class, SweepCommand.class, ConvertCommand.class, TernarizeCommand.class, RepackCommand.class, ReportCommand.class,
                 BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
@@ -32,6 +31,10 @@ public final class Main {
             description = "Threads for the kernels (default: available processors).")
     Integer threads;
 
+    /** Read before a command runs, from the original arguments; declared here so every command accepts it. */
+    @Option(names = {"-q", "--quiet"}, scope = CommandLine.ScopeType.INHERIT, description = "No progress bars or per-tensor lines: only results and errors.")
+    boolean quiet;
+
     public static void main(String[] args) {
         System.exit(run(args));
     }
@@ -41,16 +44,28 @@ public final class Main {
         return commandLine().execute(args);
     }
 
-    /** The configured command line: errors in a command print one line and exit 1. */
+    /**
+     * The configured command line. Exit codes: a usage error (an unknown option, a missing or malformed
+     * value, a value out of its range) 2; an error while running 1. Either way one line on stderr,
+     * {@code jquant: <file>: <reason>} when a file is at fault.
+     */
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
+        cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionStrategy(parsed -> {
+            Progress.quiet = hasFlag(parsed, "--quiet", "-q");
             configure(parsed);
             return new CommandLine.RunLast().execute(parsed);
         });
+        cli.setParameterExceptionHandler((ex, args) -> {
+            CommandLine cmd = ex.getCommandLine();
+            cmd.getErr().println("jquant: " + ErrorMessage.withoutClassNames(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
+            cmd.getErr().flush();
+            return cmd.getCommandSpec().exitCodeOnInvalidInput();
+        });
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            if (parsed.originalArgs().contains("--verbose")) ex.printStackTrace(cmd.getErr());
-            cmd.getErr().println("jquant: " + message(ex));
+            if (hasFlag(parsed, "--verbose")) ex.printStackTrace(cmd.getErr());
+            cmd.getErr().println("jquant: " + ErrorMessage.of(ex, cmd));
             cmd.getErr().flush();
             return 1;
         });
@@ -79,13 +94,16 @@ public final class Main {
         }
     }
 
-    private static String message(Throwable ex) {
-        if (ex instanceof UncheckedIOException u && u.getCause() != null) ex = u.getCause();
-        String m = ex.getMessage();
-        if (ex instanceof IOException || ex instanceof IllegalArgumentException || ex instanceof IllegalStateException) {
-            return m != null ? m : ex.getClass().getSimpleName();
+    private static boolean hasFlag(CommandLine.ParseResult parsed, String... names) {
+        for (String arg : parsed.originalArgs()) {
+            if (arg.equals("--")) return false;
+            for (String n : names) if (arg.equals(n)) return true;
         }
-        return ex.getClass().getSimpleName() + (m != null ? ": " + m : "");
+        return false;
+    }
+
+    static String oneLine(String message) {
+        return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -18,7 +18,7 @@ enum ModeOption {
     /** {@code weight-only} or {@code npu} (also {@code weight_only}); anything else is a usage error. */
     static PackedModelLoader.Mode parse(picocli.CommandLine cmd, String value) {
         try {
-            return ModeOption.valueOf(value.replace('-', '_')).mode;
+            return ModeOption.valueOf(value.replace('-', '_').toLowerCase(java.util.Locale.ROOT)).mode;
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(cmd, "'" + value + "' is not a run mode (weight-only, npu)");
         }
@@ -28,7 +28,10 @@ enum ModeOption {
     static final class Converter implements picocli.CommandLine.ITypeConverter<ModeOption> {
         @Override
         public ModeOption convert(String value) {
-            return ModeOption.valueOf(value.replace('-', '_'));
+            for (ModeOption m : values()) {
+                if (m.name().equalsIgnoreCase(value.replace('-', '_'))) return m;
+            }
+            throw new picocli.CommandLine.TypeConversionException("'" + value + "' is not one of weight-only, npu");
         }
     }
 }

@@ -4,6 +4,7 @@ import jquant.pack.ternary.TernaryModelWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -12,11 +13,11 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
-/** {@code jquant repack}: a ternary GGUF converted between ternary layouts, losslessly ({@link TernaryModelWriter#repack}). */
-@Command(name = "repack", description = "Convert a ternary GGUF between ternary layouts (t2p, pq2_0, ptq1_0), losslessly.")
+/** {@code jquant repack}: a ternary model written in a ternary GGUF layout, losslessly ({@link TernaryModelWriter#repack}). */
+@Command(name = "repack", description = "Write a ternary model (GGUF, llama2.c or HF folder whose matrices are ternary) in a ternary GGUF layout (t2p, pq2_0, ptq1_0, tq2_0), losslessly.")
 final class RepackCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<gguf>", description = "Ternary GGUF (ternary types, or exactly ternary float matrices).")
+    @Parameters(paramLabel = "<model>", description = "Ternary model: GGUF in ternary types, or any checkpoint (GGUF, llama2.c, HF folder) whose block matrices are exactly ternary floats.")
     Path model;
 
     @Option(names = "--format", required = true, paramLabel = "<layout>", description = "Target layout: t2p, pq2_0, ptq1_0, tq2_0.")
@@ -30,14 +31,14 @@ final class RepackCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        return repack(spec.commandLine().getOut(), model, format, out);
+        return repack(spec, model, format, out);
     }
 
     /** Repacks {@code model} to {@code format}, one line per converted or kept tensor; also {@code pack --format}. */
-    static int repack(PrintWriter log, Path model, String format, Path out) throws IOException {
-        if (out.toAbsolutePath().normalize().equals(model.toAbsolutePath().normalize())) {
-            throw new IllegalArgumentException("--out " + out + " would overwrite the input");
-        }
+    static int repack(CommandSpec spec, Path model, String format, Path out) throws IOException {
+        layout(spec, "--format", format);
+        new OutputSafety().model(model, null).check(out);
+        PrintWriter log = spec.commandLine().getOut();
         TernaryModelWriter.Summary s = TernaryModelWriter.repack(model, out, format, tensorLines(log));
         log.printf("Wrote %s: %d tensors as %s, %d kept their layout%n", out, s.converted().size(), TernaryModelWriter.Format.parse(format).dtype,
                 s.otherwise().size());
@@ -45,8 +46,26 @@ final class RepackCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** One line per tensor as it is written: name, shape, what became of it. */
+    /** {@code 64×512}. */
+    static String shapeString(long[] shape) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < shape.length; i++) sb.append(i > 0 ? "×" : "").append(shape[i]);
+        return sb.toString();
+    }
+
+    /** One line per tensor as it is written: name, shape, what became of it (none under {@code --quiet}). */
     static TernaryModelWriter.Listener tensorLines(PrintWriter log) {
-        return (t, outcome) -> log.printf("  %-28s %-10s %s%n", t.name(), t.shapeString(), outcome);
+        return (name, shape, outcome) -> {
+            if (!Progress.quiet) log.printf("  %-28s %-10s %s%n", name, shapeString(shape), outcome);
+        };
+    }
+
+    /** A ternary layout name, in any case; any other is a usage error. */
+    static TernaryModelWriter.Format layout(CommandSpec spec, String option, String name) {
+        try {
+            return TernaryModelWriter.Format.parse(name);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), option + ": " + e.getMessage());
+        }
     }
 }

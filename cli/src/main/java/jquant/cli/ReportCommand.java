@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.formats.CheckpointException;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
 import picocli.CommandLine.Command;
@@ -8,6 +9,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +33,9 @@ final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        OutputSafety safety = new OutputSafety().inputs(results);
+        if (Files.exists(out) && !Files.isDirectory(out)) throw new CheckpointException(out, "is a file; --out names the report's folder");
+        for (String name : QualityReport.FILES) safety.check(out.resolve(name));
         List<EvalResult> records = new ArrayList<>();
         for (Path p : results) records.add(EvalResult.read(p));
         QualityReport report = new QualityReport(title, records);

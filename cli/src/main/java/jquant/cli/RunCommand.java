@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -49,8 +50,8 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (tokens < 0) throw new IllegalArgumentException("--tokens must be ≥ 0, got " + tokens);
-        if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new IllegalArgumentException("--temperature must be a finite number ≥ 0, got " + temperature);
+        if (tokens < 0) throw new ParameterException(spec.commandLine(), "--tokens must be ≥ 0, got " + tokens);
+        if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new ParameterException(spec.commandLine(), "--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
         long openStart = System.nanoTime();
         try (LoadedModel m = options.open(model)) {

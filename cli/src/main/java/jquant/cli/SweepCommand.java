@@ -5,7 +5,10 @@ import jquant.calibration.QuantizationMethod;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
 import jquant.reports.Sweep;
+import jquant.quantize.QuantLimits;
 import jquant.runtime.PackedModelLoader;
+import jquant.runtime.Perplexity;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -17,6 +20,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /** {@code jquant sweep}: every method at every budget in both run modes, calibrated once, resumable, ending with the report ({@link Sweep}). */
@@ -51,8 +55,11 @@ final class SweepCommand implements Callable<Integer> {
     int tokens;
 
     @Option(names = "--keep", defaultValue = "embedding,head", paramLabel = "embedding,head|embedding|head|none",
-            description = "Tensors kept float32, as pack's --keep (default: ${DEFAULT-VALUE}).")
+            description = "Tensors kept out of the plan, as pack's --keep (default: ${DEFAULT-VALUE}).")
     String keep;
+
+    @Option(names = "--keep-type", defaultValue = "f16", paramLabel = "f32|f16|q8", description = "How kept tensors are stored, as pack's --keep-type (default: ${DEFAULT-VALUE}).")
+    String keepType;
 
     @Option(names = "--out", required = true, paramLabel = "<dir>", description = "The sweep's folder (run again to resume).")
     Path out;
@@ -65,25 +72,31 @@ final class SweepCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        CommandLine cmd = spec.commandLine();
+        if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(cmd, "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
+        for (double b : budgets) {
+            if (!QuantLimits.isBudget(b)) throw new ParameterException(cmd, "--budgets: " + b + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
+        }
         List<QuantizationMethod> chosen = new ArrayList<>();
         for (String m : methods) {
             try {
-                chosen.add(QuantizationMethod.of(m.trim()));
+                chosen.add(QuantizationMethod.of(m.trim().toLowerCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "--methods: " + e.getMessage());
+                throw new ParameterException(cmd, "--methods: " + e.getMessage());
             }
         }
         List<PackedModelLoader.Mode> runModes = new ArrayList<>();
-        for (String m : modes) runModes.add(ModeOption.parse(spec.commandLine(), m.trim()));
+        for (String m : modes) runModes.add(ModeOption.parse(cmd, m.trim()));
         Calibrator.Options defaults = Calibrator.Options.defaults();
         Sweep.Options options;
         try {
             options = new Sweep.Options(model, tokenizer, data, calibrationData == null ? data : calibrationData, ctx, budgets, chosen, runModes,
                     new Calibrator.Options(tokens, defaults.context(), defaults.sampleTokens(), budgets, false, defaults.seed()),
-                    PackCommand.keepSet(keep), out);
+                    PackCommand.keepSet(cmd, keep), PackCommand.keepType(cmd, keepType), out);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            throw new ParameterException(cmd, e.getMessage());
         }
+        new OutputSafety().model(model, tokenizer).inputs(data, calibrationData).checkFolder(out);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
         String[] stage = {""};
@@ -104,7 +117,7 @@ final class SweepCommand implements Callable<Integer> {
                     bar[0].close();
                     bar[0] = null;
                 }
-                System.err.printf("  %s: %s%n", cell.label(), step);
+                if (!Progress.quiet) System.err.printf("  %s: %s%n", cell.label(), step);
             }
 
             @Override

@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
 @Command(name = "ternarize", description = "Make a ternary test model (absmean, BitNet b1.58 style) from a float checkpoint, as GGUF.")
 final class TernarizeCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Float checkpoint (llama2.c .bin, GGUF, HF folder with adjacent-pair RoPE).")
+    @Parameters(paramLabel = "<model>", description = "Checkpoint (llama2.c .bin, GGUF, HF folder); matrices already ternary keep their scales.")
     Path model;
 
     @Option(names = "--out", required = true, paramLabel = "<gguf>", description = "GGUF file to write.")
@@ -33,12 +33,16 @@ final class TernarizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (out.toAbsolutePath().normalize().equals(model.toAbsolutePath().normalize())) {
-            throw new IllegalArgumentException("--out " + out + " would overwrite the input");
-        }
+        if (!type.equalsIgnoreCase("f32")) RepackCommand.layout(spec, "--type", type);
+        new OutputSafety().model(model, tokenizer).check(out);
         PrintWriter log = spec.commandLine().getOut();
         TernaryModelWriter.Summary s = TernaryModelWriter.ternarize(model, tokenizer, out, type, RepackCommand.tensorLines(log));
-        log.printf("Wrote %s: %d matrices ternarized, %d in a fallback layout%n", out, s.converted().size(), s.otherwise().size());
+        if (s.repacked()) {
+            log.printf("Wrote %s: every block matrix was already ternary, so the model was repacked losslessly (as jquant repack --format %s): "
+                    + "%d tensors converted, %d kept their layout%n", out, type, s.converted().size(), s.otherwise().size());
+        } else {
+            log.printf("Wrote %s: %d matrices ternarized, %d in a fallback layout%n", out, s.converted().size(), s.otherwise().size());
+        }
         log.flush();
         return 0;
     }

@@ -41,7 +41,7 @@ final class VerifyCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PackedModelVerifier.Report report;
         try (Checkpoint c = Checkpoints.open(source, tokenizer);
-             Progress bar = new Progress("verify", 2 + 9L * c.config().layers(), "tensors")) {
+             Progress bar = new Progress("verify", 0, "tensors")) {
             report = PackedModelVerifier.verify(packed, c, stats == null ? null : StatsSmoothing.of(c, stats, PackedModelVerifier.recordedPlan(packed)),
                     (done, total, name) -> bar.stepTo(done, total));
         }

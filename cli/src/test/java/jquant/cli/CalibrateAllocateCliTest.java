@@ -126,7 +126,7 @@ class CalibrateAllocateCliTest {
         assertThat(noText.code()).isEqualTo(1);
         assertThat(noText.err()).contains("missing.txt");
         CliTest.Result tooFew = run("calibrate", model, "--data", text().toString(), "--tokens", "1", "--out", out.toString());
-        assertThat(tooFew.code()).isEqualTo(1);
+        assertThat(tooFew.code()).isEqualTo(2);
         assertThat(tooFew.err()).contains("at least 2 tokens");
         assertThat(out).doesNotExist();
     }

@@ -2,6 +2,7 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.runtime.kernels.WorkerPool;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,7 @@ class RunEvalCommandTest {
             double ppl = j.at("/result/perplexity").asDouble();
             assertThat(ppl).isFinite().isGreaterThan(1);
             assertThat(j.at("/result/scored").asInt()).isEqualTo(j.at("/result/windows").asInt() * 63);
+            assertThat(j.at("/threads").asInt()).isEqualTo(WorkerPool.commonThreads());
             if (Double.isNaN(first)) first = ppl;
             assertThat(ppl).as(model).isCloseTo(first, org.assertj.core.data.Percentage.withPercentage(1e-4));
         }
@@ -65,10 +67,25 @@ class RunEvalCommandTest {
         CliTest.Result report = run("report", dir.resolve("stories260K.bin.json").toString(), dir.resolve("stories260K-hf.json").toString(),
                 "--out", dir.resolve("report").toString());
         assertThat(report.code()).as(report.err()).isZero();
-        assertThat(Files.readString(dir.resolve("report/report.md"))).contains("| stories260K.bin | checkpoint | 1,056,540 |");
+        assertThat(Files.readString(dir.resolve("report/report.md"))).contains("| checkpoint |  | 1,056,540 |", "| checkpoint |  | 1,184,567 |");
         assertThat(dir.resolve("report/report.html")).exists();
         assertThat(run("report", text.toString(), "--out", dir.resolve("bad").toString()).code()).isEqualTo(1);
         assertThat(dir.resolve("bad")).doesNotExist();
+    }
+
+    /** {@code --threads} is recorded in the eval JSON; in a process of its own, since this one's pool is already sized. */
+    @Test
+    void evalJsonRecordsTheThreadsGiven(@TempDir Path dir) throws Exception {
+        Path text = Files.writeString(dir.resolve("text.txt"), Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, 5_000));
+        Path json = dir.resolve("eval.json");
+        int threads = WorkerPool.commonThreads() + 1;
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process p = new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--threads", Integer.toString(threads), "eval",
+                SharedFiles.model("stories260K.bin").toString(), "--data", text.toString(), "--ctx", "128", "--quiet", "--json", json.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("eval.log").toFile()).start();
+        assertThat(p.waitFor()).as(Files.readString(dir.resolve("eval.log"))).isZero();
+        assertThat(new ObjectMapper().readTree(json.toFile()).at("/threads").asInt()).isEqualTo(threads);
     }
 
     @Test
@@ -87,8 +104,8 @@ class RunEvalCommandTest {
         CliTest.Result ctx = run("eval", model, "--data", shortText.toString(), "--ctx", "4096");
         assertThat(ctx.code()).isEqualTo(1);
         assertThat(ctx.err()).contains("exceeds");
-        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("would overwrite an input");
-        assertThat(run("run", model, "-n", "-3").code()).isEqualTo(1);
+        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("short.txt: is an input of this run");
+        assertThat(run("run", model, "-n", "-3").code()).isEqualTo(2);
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.regex.Matcher;
@@ -178,10 +179,37 @@ class TernaryCommandsTest {
             CliTest.Result r = run("repack", withKey.toString(), "--format", format, "--out", out.toString());
             assertThat(r.code()).as(r.err()).isZero();
             try (GgufFile f = GgufFile.open(out)) {
-                for (var e : source.entrySet()) assertThat(f.metadata()).as(format).containsEntry(e.getKey(), e.getValue());
+                for (var e : source.entrySet()) {
+                    // the file type describes this write: 1024 (LLAMA_FTYPE_GUESSED) for layouts llama.cpp has no type for
+                    if (e.getKey().equals("general.file_type")) continue;
+                    assertThat(f.metadata()).as(format).containsEntry(e.getKey(), e.getValue());
+                }
+                assertThat(f.metadata().get("general.file_type")).isEqualTo(GgufValue.uint32(1024));
                 assertThat(f.metadata().get("jquant.ternary.layout").asString()).isEqualTo(format);
                 assertThat(f.metadata().get("jquant.ternary.repacked").asArray().elements()).hasSize(42);
             }
+        }
+    }
+
+    @Test
+    void ternarizeOfATernaryModelIsItsRepackByteForByte(@TempDir Path dir) throws Exception {
+        for (String source : List.of("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf", "tinystories-6M-ternary/tinystories-6M-ternary-hf")) {
+            Path ternarized = dir.resolve("t.gguf"), repacked = dir.resolve("r.gguf");
+            CliTest.Result t = run("ternarize", SharedFiles.model(source).toString(), "--type", "tq2_0", "--out", ternarized.toString());
+            assertThat(t.code()).as(t.err()).isZero();
+            assertThat(t.out()).contains("already ternary, so the model was repacked losslessly");
+            assertThat(run("repack", SharedFiles.model(source).toString(), "--format", "tq2_0", "--out", repacked.toString()).code()).isZero();
+            assertThat(Files.readAllBytes(ternarized)).as(source).isEqualTo(Files.readAllBytes(repacked));
+        }
+        // ternarizing the TQ2_0 file changes none of its tensors (the absmean rescale that took perplexity 5.23 -> 13.80 is gone)
+        Path again = dir.resolve("again.gguf");
+        assertThat(run("ternarize", SharedFiles.model("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf").toString(), "--type", "tq2_0",
+                "--out", again.toString()).code()).isZero();
+        try (GgufFile source = GgufFile.open(SharedFiles.model("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf"));
+             GgufFile out = GgufFile.open(again)) {
+            assertThat(out.metadata().get("general.file_type").asLong()).isEqualTo(37);
+            source.tensors().forEach((name, t) -> assertThat(out.tensors().get(name).data().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+                    .as(name).isEqualTo(t.data().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
         }
     }
 
@@ -190,10 +218,11 @@ class TernaryCommandsTest {
         Path out = dir.resolve("out.gguf");
         CliTest.Result r = run("repack", SharedFiles.model("tinystories-6M/tinystories-6M-f32.gguf").toString(), "--format", "t2p", "--out", out.toString());
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err()).containsPattern("jquant: blk\\.0\\.\\w+\\.weight: weight at row \\d+ col \\d+ is -?\\d\\.\\d+.*not one of \\{-s, 0, \\+s\\}");
+        assertThat(r.err()).containsPattern("jquant: \\S+/tinystories-6M-f32\\.gguf: blk\\.0\\.\\w+\\.weight: weight at row \\d+ col \\d+ is -?\\d\\.\\d+.*not one of \\{-s, 0, \\+s\\}")
+                .contains("jquant ternarize makes one from float weights");
         assertThat(Files.exists(out)).isFalse();
         CliTest.Result bad = run("repack", SharedFiles.model("tinystories-6M-ternary/tinystories-6M-ternary-TQ2_0.gguf").toString(), "--format", "q4_0", "--out", out.toString());
-        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.code()).isEqualTo(2);
         assertThat(bad.err()).contains("unknown ternary type 'q4_0'");
     }
 }

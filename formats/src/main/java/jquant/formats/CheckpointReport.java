@@ -70,7 +70,7 @@ public final class CheckpointReport {
     private static Map<String, String> canonicalNames(Checkpoint c) {
         Map<String, String> names = new HashMap<>();
         for (TensorKind kind : TensorKind.values()) {
-            int layers = kind.perLayer() ? c.config().layers() : 1;
+            int layers = kind.perLayer() && kind.presentIn(c.config()) ? c.config().layers() : kind.perLayer() ? 0 : 1;
             for (int l = 0; l < layers; l++) {
                 int layer = l;
                 c.sourceName(kind, l).ifPresent(n -> names.put(n, kind.canonicalName(layer)));

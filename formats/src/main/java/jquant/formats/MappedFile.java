@@ -23,7 +23,9 @@ public final class MappedFile implements AutoCloseable {
         this.segment = segment;
     }
 
+    /** Maps {@code path}, which must be a regular file ({@link InputFiles#requireRegularFile}). */
     public static MappedFile open(Path path) throws CheckpointException {
+        InputFiles.requireRegularFile(path);
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             MemorySegment seg = ch.size() == 0 ? MemorySegment.ofArray(new byte[0])
@@ -34,7 +36,7 @@ public final class MappedFile implements AutoCloseable {
             throw new CheckpointException(path, "no such file");
         } catch (IOException e) {
             arena.close();
-            throw new CheckpointException(path, "cannot read: " + e.getMessage(), e);
+            throw new CheckpointException(path, "cannot read: " + InputFiles.reason(e), e);
         }
     }
 

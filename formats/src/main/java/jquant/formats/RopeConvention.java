@@ -21,16 +21,23 @@ public enum RopeConvention {
      */
     public static float[] toAdjacentPairs(float[] w, int heads, int headDim, int cols) {
         float[] out = new float[w.length];
+        int[] order = adjacentPairOrder(heads, headDim);
+        for (int dst = 0; dst < order.length; dst++) System.arraycopy(w, order[dst] * cols, out, dst * cols, cols);
+        return out;
+    }
+
+    /**
+     * The same reordering as a row map: row {@code r} of the adjacent-pair matrix is row {@code order[r]}
+     * of the rotate-half one (llama.cpp's convert_hf_to_gguf.py {@code LlamaModel.permute}, undone).
+     */
+    public static int[] adjacentPairOrder(int heads, int headDim) {
+        int[] order = new int[heads * headDim];
         int half = headDim / 2;
         for (int h = 0; h < heads; h++) {
             for (int i = 0; i < half; i++) {
-                for (int p = 0; p < 2; p++) {
-                    int dst = h * headDim + 2 * i + p;
-                    int src = h * headDim + p * half + i;
-                    System.arraycopy(w, src * cols, out, dst * cols, cols);
-                }
+                for (int p = 0; p < 2; p++) order[h * headDim + 2 * i + p] = h * headDim + p * half + i;
             }
         }
-        return out;
+        return order;
     }
 }

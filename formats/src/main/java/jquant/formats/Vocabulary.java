@@ -68,6 +68,22 @@ public record Vocabulary(Kind kind, List<String> pieces, float[] scores, List<St
 
     public int size() { return pieces.size(); }
 
+    /**
+     * This vocabulary grown to {@code size} pieces by unused tokens {@code [PAD<id>]}, as llama.cpp's
+     * convert_hf_to_gguf.py fills the rows a model's embedding has beyond its tokenizer (Qwen2's
+     * vocab_size exceeds its tokenizer.json).
+     */
+    public Vocabulary paddedTo(int size) {
+        if (size <= pieces.size()) return this;
+        List<String> p = new java.util.ArrayList<>(pieces);
+        List<TokenType> t = new java.util.ArrayList<>(types);
+        for (int i = pieces.size(); i < size; i++) {
+            p.add("[PAD" + i + "]");
+            t.add(TokenType.UNUSED);
+        }
+        return new Vocabulary(kind, p, java.util.Arrays.copyOf(scores, size), merges, bos, eos, addBos, t, preTokenizer, ignoreMerges);
+    }
+
     /** This vocabulary encoding with or without a leading BOS. */
     public Vocabulary withAddBos(boolean add) {
         return new Vocabulary(kind, pieces, scores, merges, bos, eos, add, types, preTokenizer, ignoreMerges);

@@ -11,12 +11,35 @@ import java.util.Set;
  * @param budget    the requested average bits per weight over all tensors, in [1, 8]
  * @param smoothing the rule that made the smoothing factors the tensors' α belong to, null when no
  *                  tensor has an α (allocated on the raw weights)
+ * @param model     the model the plan was allocated for, or null if unknown (plans written before it was recorded)
  */
-public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smoothing) {
+public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smoothing, ModelId model) {
 
-    /** A plan whose α, if any, are EdgeFlow's (what every plan before SmoothQuant's rule meant). */
+    /**
+     * Which model a plan belongs to.
+     *
+     * @param fingerprint calibration's model fingerprint (64 hex digits)
+     * @param name        the model's file or folder name, for messages
+     */
+    public record ModelId(String fingerprint, String name) {
+        public ModelId {
+            if (fingerprint == null || !fingerprint.matches("[0-9a-f]{64}")) throw new IllegalArgumentException("model fingerprint must be 64 hex digits, got " + fingerprint);
+            if (name == null) throw new IllegalArgumentException("no model name");
+        }
+    }
+
+    /** A plan for no recorded model whose α, if any, are EdgeFlow's (what every plan before SmoothQuant's rule meant). */
     public BitPlan(double budget, List<TensorPlan> tensors) {
-        this(budget, tensors, tensors.stream().anyMatch(t -> t.alpha() != null) ? SmoothingRule.EDGEFLOW : null);
+        this(budget, tensors, edgeFlowIfAnyAlpha(tensors), null);
+    }
+
+    /** A plan that does not say which model it is for. */
+    public BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smoothing) {
+        this(budget, tensors, smoothing, null);
+    }
+
+    private static SmoothingRule edgeFlowIfAnyAlpha(List<TensorPlan> tensors) {
+        return tensors.stream().anyMatch(t -> t.alpha() != null) ? SmoothingRule.EDGEFLOW : null;
     }
 
     public BitPlan {
@@ -55,6 +78,11 @@ public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smo
     public BitPlan withAlpha(String name, Double alpha) {
         tensor(name);
         List<TensorPlan> changed = tensors.stream().map(t -> t.name().equals(name) ? t.withAlpha(alpha) : t).toList();
-        return smoothing == null ? new BitPlan(budget, changed) : new BitPlan(budget, changed, smoothing);
+        return new BitPlan(budget, changed, smoothing == null ? edgeFlowIfAnyAlpha(changed) : smoothing, model);
+    }
+
+    /** This plan, recorded as allocated for {@code model}. */
+    public BitPlan withModel(ModelId model) {
+        return new BitPlan(budget, tensors, smoothing, model);
     }
 }

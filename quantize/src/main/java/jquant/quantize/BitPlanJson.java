@@ -7,6 +7,8 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.AtomicOutput;
+import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -29,6 +31,10 @@ import java.util.Set;
  *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
  *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
  *   "smoothing" : "edgeflow",       the rule of the tensors' α: edgeflow | smoothquant, null without α
+ *   "model" : {                     the model it was allocated for (null if unknown)
+ *     "fingerprint" : "3f…",        calibration's ModelFingerprint, 64 hex digits
+ *     "name" : "stories260K.bin"    its file or folder name, for messages
+ *   },
  *   "tensors" : [ {
  *     "name" : "blk.0.attn_q.weight",
  *     "rows" : 64, "cols" : 64,      output channels, channel length
@@ -41,7 +47,8 @@ import java.util.Set;
  * }
  * </pre>
  * Reading rejects unknown or missing fields, duplicate keys, and anything inconsistent, naming the
- * tensor and field. Version 1 files (no {@code smoothing}: their α, if any, are EdgeFlow's) still read.
+ * tensor and field. Version 1 files (no {@code smoothing}: their α, if any, are EdgeFlow's; {@code model}
+ * optional, as plans written before it was recorded lack it) still read.
  */
 public final class BitPlanJson {
 
@@ -50,8 +57,12 @@ public final class BitPlanJson {
 
     private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
-    private static final Set<String> PLAN_FIELDS_V1 = Set.of("format", "version", "budget", "averageBits", "tensors");
-    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "smoothing", "tensors");
+    /** Version 2: the smoothing rule and the model (null when unknown), both always present. */
+    private static final Set<String> PLAN_FIELDS = Set.of("format", "version", "budget", "averageBits", "smoothing", "model", "tensors");
+    /** Version 1 as shipped: no smoothing rule (any α is EdgeFlow's); the model was added later, optional. */
+    private static final Set<String> PLAN_FIELDS_V1 = Set.of("format", "version", "budget", "averageBits", "model", "tensors");
+    private static final Set<String> PLAN_FIELDS_V1_BEFORE_MODEL = Set.of("format", "version", "budget", "averageBits", "tensors");
+    private static final Set<String> MODEL_FIELDS = Set.of("fingerprint", "name");
     private static final Set<String> TENSOR_FIELDS =
             Set.of("name", "rows", "cols", "metric", "alpha", "averageBits", "histogram", "bits");
 
@@ -69,6 +80,14 @@ public final class BitPlanJson {
             g.writeNumberField("averageBits", plan.averageBits());
             if (plan.smoothing() == null) g.writeNullField("smoothing");
             else g.writeStringField("smoothing", plan.smoothing().label());
+            if (plan.model() == null) {
+                g.writeNullField("model");
+            } else {
+                g.writeObjectFieldStart("model");
+                g.writeStringField("fingerprint", plan.model().fingerprint());
+                g.writeStringField("name", plan.model().name());
+                g.writeEndObject();
+            }
             g.writeArrayFieldStart("tensors");
             for (TensorPlan t : plan.tensors()) {
                 g.writeStartObject();
@@ -100,11 +119,29 @@ public final class BitPlanJson {
         AtomicOutput.write(file, out -> out.write(bytes));
     }
 
-    public static BitPlan read(Path file) throws IOException {
+    /** Reads and checks a plan file; anything wrong with it is a {@link CheckpointException} naming the file. */
+    public static BitPlan read(Path file) throws CheckpointException {
         try {
-            return fromBytes(Files.readAllBytes(file));
+            return fromBytes(InputFiles.readAllBytes(file));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+            throw new CheckpointException(file, e.getMessage(), e);
+        }
+    }
+
+    private static BitPlan.ModelId model(JsonNode node) {
+        if (node == null || node.isNull()) return null;
+        if (!node.isObject()) throw new IllegalArgumentException("bit plan: \"model\" must be an object or null");
+        checkFields(node, MODEL_FIELDS, "bit plan model");
+        return new BitPlan.ModelId(text(node, "fingerprint", "bit plan model"), text(node, "name", "bit plan model"));
+    }
+
+    private static SmoothingRule smoothing(JsonNode root) {
+        JsonNode node = root.get("smoothing");
+        if (node.isNull()) return null;
+        try {
+            return SmoothingRule.of(text(root, "smoothing", "bit plan"));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bit plan: " + e.getMessage(), e);
         }
     }
 
@@ -115,7 +152,8 @@ public final class BitPlanJson {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("not a valid JSON bit plan: " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            // Jackson detects UTF-16 and UTF-32 too; bytes that are valid in none fail below the JSON level.
+            throw new IllegalArgumentException("not a valid JSON bit plan: not readable as text (" + e.getMessage() + ")", e);
         }
         if (root == null || !root.isObject()) throw new IllegalArgumentException("bit plan must be a JSON object");
         for (String field : List.of("format", "version")) {
@@ -127,14 +165,15 @@ public final class BitPlanJson {
         if (version != 1 && version != VERSION) {
             throw new IllegalArgumentException("bit plan version " + version + " is not supported (only 1 and " + VERSION + ")");
         }
-        checkFields(root, version == 1 ? PLAN_FIELDS_V1 : PLAN_FIELDS, "bit plan");
+        checkFields(root, version == VERSION ? PLAN_FIELDS : root.has("model") ? PLAN_FIELDS_V1 : PLAN_FIELDS_V1_BEFORE_MODEL, "bit plan");
         double budget = number(root, "budget", "bit plan");
         JsonNode tensorsNode = root.get("tensors");
         if (!tensorsNode.isArray()) throw new IllegalArgumentException("bit plan: \"tensors\" must be an array");
         List<TensorPlan> tensors = new ArrayList<>();
         for (JsonNode node : tensorsNode) tensors.add(tensor(node, tensors.size()));
-        BitPlan plan = version == 1 ? new BitPlan(budget, tensors)
-                : new BitPlan(budget, tensors, root.get("smoothing").isNull() ? null : SmoothingRule.of(text(root, "smoothing", "bit plan")));
+        BitPlan.ModelId model = model(root.get("model"));
+        BitPlan plan = version == 1 ? new BitPlan(budget, tensors).withModel(model)
+                : new BitPlan(budget, tensors, smoothing(root), model);
         double average = number(root, "averageBits", "bit plan");
         if (average != plan.averageBits()) {
             throw new IllegalArgumentException("bit plan: averageBits " + average + " does not match its tensors (" + plan.averageBits() + ")");

@@ -24,6 +24,7 @@ class BitPlanJsonTest {
               "budget" : 1.5,
               "averageBits" : 1.5,
               "smoothing" : null,
+              "model" : null,
               "tensors" : [ {
                 "name" : "blk.0.attn_q.weight",
                 "rows" : 4,
@@ -54,16 +55,41 @@ class BitPlanJsonTest {
         assertThat(BitPlanJson.fromBytes(SMALL.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
     }
 
-    /** Plans written before the smoothing rule was recorded (version 1) still read; their α are EdgeFlow's. */
+    /**
+     * Version 1 plans as shipped still read, with and without the model they were later given: their α are
+     * EdgeFlow's. A version 2 plan names its rule.
+     */
     @Test
     void readsVersionOnePlans() {
         String v1 = SMALL.replace("\"version\" : 2", "\"version\" : 1").replace("  \"smoothing\" : null,\n", "");
-        assertThat(BitPlanJson.fromBytes(v1.getBytes(StandardCharsets.UTF_8)).smoothing()).isNull();
-        BitPlan smoothed = BitPlanJson.fromBytes(v1.replace("\"alpha\" : null", "\"alpha\" : 0.5").getBytes(StandardCharsets.UTF_8));
-        assertThat(smoothed.smoothing()).isEqualTo(SmoothingRule.EDGEFLOW);
-        assertThat(smoothed.tensors().getFirst().alpha()).isEqualTo(0.5);
+        String fingerprint = "ab".repeat(32);
+        String v1WithModel = v1.replace("\"model\" : null", "\"model\" : { \"fingerprint\" : \"" + fingerprint + "\", \"name\" : \"stories260K.bin\" }");
+        String v1BeforeModel = v1.replace("  \"model\" : null,\n", "");
+        assertThat(v1BeforeModel).doesNotContain("model").doesNotContain("smoothing");
+        for (String plan : List.of(v1, v1WithModel, v1BeforeModel)) {
+            assertThat(BitPlanJson.fromBytes(plan.getBytes(StandardCharsets.UTF_8)).smoothing()).isNull();
+            BitPlan smoothed = BitPlanJson.fromBytes(plan.replace("\"alpha\" : null", "\"alpha\" : 0.5").getBytes(StandardCharsets.UTF_8));
+            assertThat(smoothed.smoothing()).isEqualTo(SmoothingRule.EDGEFLOW);
+            assertThat(smoothed.tensors().getFirst().alpha()).isEqualTo(0.5);
+        }
+        assertThat(BitPlanJson.fromBytes(v1WithModel.getBytes(StandardCharsets.UTF_8)).model())
+                .isEqualTo(new BitPlan.ModelId(fingerprint, "stories260K.bin"));
+        assertThat(BitPlanJson.fromBytes(v1BeforeModel.getBytes(StandardCharsets.UTF_8)).model()).isNull();
+        assertRejected(v1.replace("\"model\" : null,", "\"model\" : null, \"smoothing\" : null,"), "unknown field \"smoothing\"");
         String smoothQuant = SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"smoothquant\"").replace("\"alpha\" : null", "\"alpha\" : 0.5");
         assertThat(BitPlanJson.fromBytes(smoothQuant.getBytes(StandardCharsets.UTF_8)).smoothing()).isEqualTo(SmoothingRule.SMOOTHQUANT);
+    }
+
+    @Test
+    void recordsTheModelAndTheSmoothingRule() {
+        TensorPlan tensor = new TensorPlan("blk.0.attn_q.weight", 4, 16, new byte[] {2, 2, 1, 1}, Metric.EXACT, 0.25);
+        BitPlan plan = new BitPlan(1.5, List.of(tensor), SmoothingRule.SMOOTHQUANT, new BitPlan.ModelId("ab".repeat(32), "stories260K.bin"));
+        String json = new String(BitPlanJson.toBytes(plan), StandardCharsets.UTF_8);
+        assertThat(json).contains("  \"smoothing\" : \"smoothquant\",\n  \"model\" : {\n    \"fingerprint\" : \"" + "ab".repeat(32)
+                + "\",\n    \"name\" : \"stories260K.bin\"\n  },\n");
+        assertThat(BitPlanJson.fromBytes(json.getBytes(StandardCharsets.UTF_8))).isEqualTo(plan);
+        assertThat(plan.withAlpha("blk.0.attn_q.weight", 0.5).model()).isEqualTo(plan.model());
+        assertThat(plan.withAlpha("blk.0.attn_q.weight", 0.5).smoothing()).isEqualTo(SmoothingRule.SMOOTHQUANT);
     }
 
     @Test
@@ -118,8 +144,10 @@ class BitPlanJsonTest {
         assertRejected(SMALL.replace("\"budget\" : 1.5", "\"budget\" : 9.0"), "budget 9.0 outside [1, 8]");
         assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"extra\" : 0,"), "unknown field \"extra\"");
         assertRejected(SMALL.replace("\"alpha\" : null,", ""), "missing field \"alpha\"");
+        assertRejected(SMALL.replace("  \"model\" : null,\n", ""), "missing field \"model\"");
+        assertRejected(SMALL.replace("  \"smoothing\" : null,\n", ""), "missing field \"smoothing\"");
         assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"version\" : 2,"), "Duplicate field");
-        assertRejected("{\"format\":\"jquant-bitplan\",\"version\":2,\"budget\":2,\"averageBits\":2,\"smoothing\":null,\"tensors\":[]}", "at least one tensor");
+        assertRejected("{\"format\":\"jquant-bitplan\",\"version\":2,\"budget\":2,\"averageBits\":2,\"smoothing\":null,\"model\":null,\"tensors\":[]}", "at least one tensor");
         assertRejected(SMALL.substring(0, 60), "not a valid JSON bit plan");
         String twice = SMALL.replace("} ]\n}", "}, " + SMALL.substring(SMALL.indexOf("{\n    \"name\""), SMALL.indexOf("} ]")) + "} ]\n}");
         assertRejected(twice, "appears twice");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
@@ -35,11 +36,12 @@ import java.util.Objects;
  *   "baseResult": { the same, for the base },           only with a base model
  *   "divergence": { "meanKl", "klP99", "maxKl", "top1Agreement" },   only with a base model
  *   "seconds": 2.5,
+ *   "threads": 4,                                       kernel threads the evaluation ran on (--threads)
  *   "perToken": { "encoding": "float32-le-base64",      per scored position, in scoring order
  *                 "nll": "…", "baseNll": "…", "kl": "…" } }          baseNll and kl only with a base model
  * </pre>
- * Files from before {@code dataSha256}, {@code series}, {@code parameters}, {@code quantization} and
- * {@code perToken} still read; what they lack reads as absent.
+ * Files from before {@code dataSha256}, {@code series}, {@code parameters}, {@code quantization},
+ * {@code threads} and {@code perToken} still read; what they lack reads as absent.
  *
  * @param model        model file or folder
  * @param data         the text file
@@ -55,11 +57,12 @@ import java.util.Objects;
  * @param baseResult   the base model's perplexity on the same windows, or null
  * @param divergence   the divergence from the base, or null
  * @param seconds      wall-clock seconds of the evaluation (loading included)
+ * @param threads      kernel threads the evaluation ran on, or -1 if a file does not say
  * @param perToken     per-token figures, or null if a file does not have them
  */
 public record EvalResult(String model, String data, String dataSha256, int ctx, String mode, String series, long fileBytes, long parameters,
                          Quantization quantization, Perplexity.Result result, String base, Perplexity.Result baseResult, Divergence divergence,
-                         double seconds, TokenFigures perToken) {
+                         double seconds, int threads, TokenFigures perToken) {
 
     /**
      * @param meanKl        mean KL(base ‖ model), nats
@@ -133,6 +136,7 @@ public record EvalResult(String model, String data, String dataSha256, int ctx, 
                     .put("maxKl", divergence.maxKl()).put("top1Agreement", divergence.top1Agreement());
         }
         j.put("seconds", seconds);
+        if (threads >= 1) j.put("threads", threads);
         if (perToken != null) {
             ObjectNode t = j.putObject("perToken").put("encoding", TOKEN_ENCODING).put("nll", encode(perToken.nll()));
             if (perToken.kl() != null) t.put("baseNll", encode(perToken.baseNll())).put("kl", encode(perToken.kl()));
@@ -148,13 +152,15 @@ public record EvalResult(String model, String data, String dataSha256, int ctx, 
 
     /**
      * Reads one {@code jquant eval --json} file; a file of another shape is an error naming it. Fields a
-     * file lacks read as absent: "" for the mode, series and text hash, -1 for sizes, null for the
+     * file lacks read as absent: "" for the mode, series and text hash, -1 for sizes and threads, null for the
      * quantization and per-token figures, NaN for figures, 0 for counts.
      */
     public static EvalResult read(Path file) throws IOException {
         JsonNode j;
         try {
-            j = new ObjectMapper().readTree(file.toFile());
+            j = new ObjectMapper().readTree(InputFiles.readAllBytes(file));
+        } catch (CheckpointException e) {
+            throw e;
         } catch (IOException e) {
             throw new CheckpointException(file, "not a JSON file: " + e.getMessage());
         }
@@ -177,7 +183,7 @@ public record EvalResult(String model, String data, String dataSha256, int ctx, 
                 j.has("baseResult") ? scores(j.get("baseResult")) : null,
                 d.isObject() ? new Divergence(d.path("meanKl").asDouble(Double.NaN), d.path("klP99").asDouble(Double.NaN),
                         d.path("maxKl").asDouble(Double.NaN), d.path("top1Agreement").asDouble(Double.NaN)) : null,
-                j.path("seconds").asDouble(Double.NaN), perToken);
+                j.path("seconds").asDouble(Double.NaN), j.path("threads").asInt(-1), perToken);
     }
 
     private static Perplexity.Result scores(JsonNode r) {

@@ -2,6 +2,7 @@ package jquant.reports;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.ModelConfig;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
@@ -11,9 +12,6 @@ import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,7 +58,7 @@ public final class Evaluation {
     /** Evaluates {@code request}; loading and tokenizing count towards its seconds. */
     public static EvalResult run(Request request, Listener listener) throws IOException {
         String text = readText(request.data());
-        String dataSha256 = sha256(Files.readAllBytes(request.data()));
+        String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
         long start = System.nanoTime();
         Perplexity ppl = new Perplexity(request.ctx());
         Path model = request.model(), base = request.base();
@@ -71,13 +69,13 @@ public final class Evaluation {
             if (base == null) {
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
-                return result(request, dataSha256, weights(m.model().config()), r, null, null, start, recorder);
+                return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
             }
             try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), request.mode(), request.kernels())) {
                 checkSameVocabulary(b.vocabulary().pieces(), m, base);
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
-                return result(request, dataSha256, weights(b.model().config()), c.model(), c.base(), c, start, recorder);
+                return result(request, dataSha256, weights(b.model().config()), threads(m), c.model(), c.base(), c, start, recorder);
             }
         }
     }
@@ -91,7 +89,7 @@ public final class Evaluation {
     /** Runs {@code base} over {@code data} once, for {@link #run(Request, Base, Listener)}. */
     public static Base base(Path base, Path data, int ctx, Path tokenizer, KernelChoice kernels) throws IOException {
         String text = readText(data);
-        String dataSha256 = sha256(Files.readAllBytes(data));
+        String dataSha256 = sha256(InputFiles.readAllBytes(data));
         try (LoadedModel b = LoadedModel.open(base, tokenizer, PackedModelLoader.Mode.WEIGHT_ONLY, kernels)) {
             int[] tokens = b.tokenizer().encode(text);
             int bos = b.tokenizer().addsBos() ? b.tokenizer().bos() : -1;
@@ -111,8 +109,12 @@ public final class Evaluation {
             checkSameVocabulary(base.pieces(), m, base.model());
             TokenRecorder recorder = new TokenRecorder(true);
             Perplexity.Comparison c = new Perplexity(request.ctx()).compare(m.model(), base.reference(), (done, total, p) -> listener.scored(done), recorder);
-            return result(request, base.dataSha256(), base.weights(), c.model(), c.base(), c, start, recorder);
+            return result(request, base.dataSha256(), base.weights(), threads(m), c.model(), c.base(), c, start, recorder);
         }
+    }
+
+    private static int threads(LoadedModel m) {
+        return m.model().compute().pool().threads();
     }
 
     private static void checkSameVocabulary(List<String> basePieces, LoadedModel m, Path base) throws CheckpointException {
@@ -121,7 +123,8 @@ public final class Evaluation {
         }
     }
 
-    private static EvalResult result(Request request, String dataSha256, long weights, Perplexity.Result model, Perplexity.Result base,
+    /** {@code threads}: of the model's {@link jquant.runtime.Compute} (the base, if any, runs on the same pool). */
+    private static EvalResult result(Request request, String dataSha256, long weights, int threads, Perplexity.Result model, Perplexity.Result base,
                                      Perplexity.Comparison c, long start, TokenRecorder recorder) throws IOException {
         Path path = request.model();
         boolean packed = LoadedModel.isPacked(path);
@@ -129,7 +132,7 @@ public final class Evaluation {
                 packed ? request.mode().name().toLowerCase().replace('_', '-') : "", request.series(), bytesOnDisk(path), weights,
                 packed ? quantization(path) : null, model, base == null ? null : request.base().toString(), base,
                 c == null ? null : new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start),
-                recorder.figures(model.scored()));
+                threads, recorder.figures(model.scored()));
     }
 
     /** Collects the per-token figures as the evaluation tells them. */
@@ -167,10 +170,14 @@ public final class Evaluation {
         }
     }
 
-    /** Weights of a Llama model: embedding, every block's norms and matrices, the final norm, and the classifier unless it is the embedding. */
+    /**
+     * Weights of a Llama-family model: embedding, every block's norms, matrices and q/k/v biases (Qwen2),
+     * the final norm, and the classifier unless it is the embedding.
+     */
     static long weights(ModelConfig c) {
         long dim = c.dim();
-        long block = 2 * dim + dim * dim * 2 + 2 * dim * c.kvDim() + 3 * dim * c.hiddenDim();
+        long biases = c.architecture().qkvBias() ? c.qDim() + 2L * c.kvDim() : 0;
+        long block = 2 * dim + 2 * dim * c.qDim() + 2 * dim * c.kvDim() + 3 * dim * c.hiddenDim() + biases;
         return (long) c.vocabSize() * dim * (c.tiedEmbeddings() ? 1 : 2) + c.layers() * block + dim;
     }
 
@@ -206,15 +213,6 @@ public final class Evaluation {
 
     /** The whole file as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */
     public static String readText(Path file) throws IOException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "no such file");
-        byte[] bytes = Files.readAllBytes(file);
-        if (bytes.length == 0) throw new CheckpointException(file, "the text file is empty");
-        var decoder = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
-        ByteBuffer in = ByteBuffer.wrap(bytes);
-        try {
-            return decoder.decode(in).toString();
-        } catch (CharacterCodingException e) {
-            throw new CheckpointException(file, "not valid UTF-8 near byte " + in.position());
-        }
+        return InputFiles.readText(file);
     }
 }

@@ -183,6 +183,9 @@ public final class QualityReport {
         return out;
     }
 
+    /** The files {@link #write} puts in its folder. */
+    public static final List<String> FILES = List.of("report.md", "report.html", "report.json");
+
     /** Writes {@code <dir>/report.md}, {@code report.html} and {@code report.json}, each atomically. */
     public void write(Path dir) throws IOException {
         String md = markdown();
@@ -248,6 +251,7 @@ public final class QualityReport {
             PairedDifference d = againstBase(r);
             row.put("nllVsBase", d == null ? null : interval(d));
             row.put("seconds", finite(r.seconds()));
+            row.put("threads", r.threads() < 1 ? null : r.threads());
             rows.add(row);
         }
         m.put("evaluations", rows);

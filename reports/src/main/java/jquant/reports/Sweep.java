@@ -13,6 +13,7 @@ import jquant.calibration.StatsSmoothing;
 import jquant.formats.AtomicOutput;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
 import jquant.formats.TensorKind;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
@@ -50,6 +51,7 @@ import java.util.Set;
  * or calibration is refused rather than mixed in.
  */
 public final class Sweep {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /**
      * @param model           the model to quantize, also the base of every comparison
@@ -61,12 +63,13 @@ public final class Sweep {
      * @param methods         methods to compare
      * @param modes           run modes to evaluate every file in
      * @param calibration     calibration options; their budgets and second moments are set from the sweep's
-     * @param keep            tensors kept float32 ({@link ModelPacker#KEEPABLE})
+     * @param keep            tensors kept out of the plan ({@link ModelPacker#KEEPABLE})
+     * @param keepType        how the kept tensors are stored
      * @param out             the sweep's folder
      */
     public record Options(Path model, Path tokenizer, Path data, Path calibrationData, int ctx, List<Double> budgets,
                           List<QuantizationMethod> methods, List<PackedModelLoader.Mode> modes, Calibrator.Options calibration,
-                          Set<TensorKind> keep, Path out) {
+                          Set<TensorKind> keep, ModelPacker.KeepType keepType, Path out) {
         public Options {
             budgets = budgets.stream().sorted().distinct().toList();
             methods = List.copyOf(methods);
@@ -101,12 +104,15 @@ public final class Sweep {
 
     /** Runs (or resumes) the sweep and writes its report; returns the report. */
     public static QualityReport run(Options o, Listener listener) throws IOException {
-        Files.createDirectories(o.out());
-        checkOrWriteManifest(o);
+        // Every input is read and checked before the folder is made or changed: a bad one leaves nothing behind.
+        byte[] manifest = manifest(o);
+        Evaluation.readText(o.data());
+        String calibrationText = Evaluation.readText(o.calibrationData());
         List<EvalResult> results = new ArrayList<>();
         try (Checkpoint checkpoint = Checkpoints.open(o.model(), o.tokenizer())) {
+            checkOrWriteManifest(o.out(), manifest);
             Path statsFile = o.out().resolve("stats.gguf");
-            CalibrationStats stats = stats(checkpoint, statsFile, o, listener);
+            CalibrationStats stats = stats(checkpoint, calibrationText, statsFile, o, listener);
             int total = o.budgets().size() * o.methods().size() * o.modes().size(), done = 0;
             Evaluation.Base base = null;
             for (double budget : o.budgets()) {
@@ -141,7 +147,7 @@ public final class Sweep {
     }
 
     /** The stats in the folder if they are this sweep's, else a new calibration. */
-    private static CalibrationStats stats(Checkpoint checkpoint, Path statsFile, Options o, Listener listener) throws IOException {
+    private static CalibrationStats stats(Checkpoint checkpoint, String calibrationText, Path statsFile, Options o, Listener listener) throws IOException {
         if (Files.exists(statsFile)) {
             CalibrationStats stats = CalibrationStatsFile.read(statsFile);
             Smoothing.checkBelongs(checkpoint, stats);
@@ -152,8 +158,7 @@ public final class Sweep {
             }
             return stats;
         }
-        String text = Evaluation.readText(o.calibrationData());
-        CalibrationStats stats = Calibrator.calibrate(checkpoint, text, o.calibration(), listener::calibrating);
+        CalibrationStats stats = Calibrator.calibrate(checkpoint, calibrationText, o.calibration(), listener::calibrating);
         CalibrationStatsFile.write(stats, statsFile);
         return stats;
     }
@@ -170,7 +175,7 @@ public final class Sweep {
         StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, statsFile, plan);
         if (!Files.exists(packed)) {
             listener.working(cell, "pack");
-            ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, o.keep(), smoothing, method.rounding()), packed, (d, n, name) -> {});
+            ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, o.keep(), o.keepType(), smoothing, method.rounding()), packed, (d, n, name) -> {});
         }
         if (!Files.exists(verified)) {
             listener.working(cell, "verify");
@@ -186,27 +191,32 @@ public final class Sweep {
      * whose manifest differs belongs to another sweep, and its files must not be mixed with this one's
      * (budgets and methods may grow: they add cells).
      */
-    private static void checkOrWriteManifest(Options o) throws IOException {
-        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        ObjectNode m = json.createObjectNode();
+    private static byte[] manifest(Options o) throws IOException {
+        ObjectNode m = JSON.createObjectNode();
         m.put("model", o.model().toAbsolutePath().normalize().toString());
-        m.put("data", Evaluation.sha256(Files.readAllBytes(o.data())));
-        m.put("calibrationData", Evaluation.sha256(Files.readAllBytes(o.calibrationData())));
+        m.put("data", Evaluation.sha256(InputFiles.readAllBytes(o.data())));
+        m.put("calibrationData", Evaluation.sha256(InputFiles.readAllBytes(o.calibrationData())));
         m.put("ctx", o.ctx());
         m.put("keep", o.keep().stream().map(k -> k.canonicalName(0)).sorted().toList().toString());
+        m.put("keepType", o.keepType().name());
         m.put("calibrationTokens", o.calibration().maxTokens()).put("calibrationContext", o.calibration().context())
                 .put("sampleTokens", o.calibration().sampleTokens()).put("seed", o.calibration().seed());
-        Path file = o.out().resolve("sweep.json");
-        byte[] bytes = json.writeValueAsBytes(m);
+        return JSON.writeValueAsBytes(m);
+    }
+
+    /** Makes the folder and writes {@code manifest} there, or checks it is the one already there. */
+    private static void checkOrWriteManifest(Path out, byte[] manifest) throws IOException {
+        Path file = out.resolve("sweep.json");
         if (Files.exists(file)) {
             // Compared as read back, so that a number compares equal whatever Java type wrote it.
-            if (!json.readTree(file.toFile()).equals(json.readTree(bytes))) {
-                throw new IllegalArgumentException(o.out() + " holds another sweep (its sweep.json differs: model, texts, ctx, keep or calibration); "
+            if (!JSON.readTree(InputFiles.readAllBytes(file)).equals(JSON.readTree(manifest))) {
+                throw new IllegalArgumentException(out + " holds another sweep (its sweep.json differs: model, texts, ctx, keep or calibration); "
                         + "use another --out or delete it");
             }
             return;
         }
-        AtomicOutput.write(file, out -> out.write(bytes));
+        Files.createDirectories(out);
+        AtomicOutput.write(file, w -> w.write(manifest));
     }
 
     private static String title(Options o) {

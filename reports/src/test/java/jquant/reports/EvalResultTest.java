@@ -13,15 +13,15 @@ class EvalResultTest {
 
     /**
      * The field names, order and number formats {@code jquant eval --json} writes: those it has always
-     * written, in their old order, with the text's hash, series, weights, quantization and per-token
-     * figures added where they belong.
+     * written, in their old order, with the text's hash, series, weights, quantization, thread count and
+     * per-token figures added where they belong.
      */
     @Test
     void writesTheEvalJsonLayoutAndReadsItBack(@TempDir Path dir) throws Exception {
         EvalResult.TokenFigures perToken = new EvalResult.TokenFigures(new float[] {1.5f, 0.25f}, new float[] {1.25f, 0.5f}, new float[] {0.01f, 0f});
         EvalResult compared = new EvalResult("m.jqw", "t.txt", "ab12", 128, "npu", "edgeflow", 400_000, 1_000_000,
                 new EvalResult.Quantization(5, 4.99, "gptq", "edgeflow"), new Perplexity.Result(4.5, 0.03, 1.5, 1000, 7, 441),
-                "m.bin", new Perplexity.Result(4.12, 0.02, 1.4, 1000, 7, 441), new EvalResult.Divergence(0.01, 0.05, 0.25, 0.97), 2.5, perToken);
+                "m.bin", new Perplexity.Result(4.12, 0.02, 1.4, 1000, 7, 441), new EvalResult.Divergence(0.01, 0.05, 0.25, 0.97), 2.5, 4, perToken);
         Path file = dir.resolve("eval.json");
         compared.write(file);
         assertThat(Files.readString(file)).isEqualTo("""
@@ -64,6 +64,7 @@ class EvalResultTest {
                     "top1Agreement" : 0.97
                   },
                   "seconds" : 2.5,
+                  "threads" : 4,
                   "perToken" : {
                     "encoding" : "float32-le-base64",
                     "nll" : "AADAPwAAgD4=",
@@ -75,14 +76,14 @@ class EvalResultTest {
         assertThat(compared.bitsPerWeight()).isEqualTo(3.2);
 
         EvalResult alone = new EvalResult("m.bin", "t.txt", "", 256, "", "", 1000, -1, null, new Perplexity.Result(4.12, 0.02, 1.4, 1000, 3, 381),
-                null, null, null, 1.0, null);
+                null, null, null, 1.0, -1, null);
         alone.write(file);
-        assertThat(Files.readString(file)).doesNotContain("\"mode\"", "\"base", "\"divergence\"", "\"series\"", "\"perToken\"", "dataSha256")
+        assertThat(Files.readString(file)).doesNotContain("\"mode\"", "\"base", "\"divergence\"", "\"series\"", "\"perToken\"", "dataSha256", "threads")
                 .contains("\"fileBytes\" : 1000,\n  \"result\" : {");
         assertThat(EvalResult.read(file)).isEqualTo(alone);
     }
 
-    /** A file written before the text hash, series, weights, quantization and per-token figures existed still reads. */
+    /** A file written before the text hash, series, weights, quantization, thread count and per-token figures existed still reads. */
     @Test
     void readsOlderEvalJson(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("old.json"), """
@@ -97,5 +98,6 @@ class EvalResultTest {
         assertThat(r.perToken()).isNull();
         assertThat(r.quantization()).isNull();
         assertThat(r.bitsPerWeight()).isNaN();
+        assertThat(r.threads()).isEqualTo(-1);
     }
 }

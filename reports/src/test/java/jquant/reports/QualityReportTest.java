@@ -43,7 +43,7 @@ class QualityReportTest {
         return new EvalResult("/m/" + series + "-" + budget + ".jqw", "/d/text.txt", "cafe", 256, mode, series, bytes, 5_000_000,
                 new EvalResult.Quantization(budget, budget, "rtn", "edgeflow"), new Perplexity.Result(Math.exp(sum / n), 0.03, sum / n, 40000, 150, n),
                 "/m/base.bin", new Perplexity.Result(Math.exp(baseSum / n), 0.03, baseSum / n, 40000, 150, n),
-                new EvalResult.Divergence(klSum / n, 0.1, 0.2, 0.9), 1, new EvalResult.TokenFigures(nll, base, kl));
+                new EvalResult.Divergence(klSum / n, 0.1, 0.2, 0.9), 1, 2, new EvalResult.TokenFigures(nll, base, kl));
     }
 
     @Test
@@ -74,6 +74,7 @@ class QualityReportTest {
         assertThat(json.at("/series/1/marker").asText()).isEqualTo("square");
         assertThat(json.at("/series/2/marker").asText()).isEqualTo("circle");
         assertThat(json.at("/evaluations/1/bitsPerWeight").asDouble()).isEqualTo(8 * 2_610_000 / 5e6);
+        assertThat(json.at("/evaluations/1/threads").asInt()).isEqualTo(2);
         assertThat(json.at("/evaluations/1/nllVsBase/low").asDouble()).isGreaterThan(0.015);
         assertThat(json.at("/evaluations/1/klStderr").asDouble()).isBetween(1e-4, 1e-3);
         assertThat(json.at("/pairedComparisons").size()).isEqualTo(2);  // one pair per (mode, budget) with two series
@@ -118,13 +119,13 @@ class QualityReportTest {
     void refusesEvaluationsOfDifferentTextsCtxOrBase(@TempDir Path dir) throws Exception {
         EvalResult a = evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2);
         EvalResult otherText = new EvalResult(a.model(), "/d/wiki.txt", "beef", a.ctx(), a.mode(), "edgeflow", a.fileBytes(), a.parameters(), a.quantization(),
-                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.perToken());
+                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.threads(), a.perToken());
         assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherText))).hasMessageContaining("differ in their texts (text.txt and wiki.txt, by SHA-256)");
         EvalResult otherCtx = new EvalResult(a.model(), a.data(), a.dataSha256(), 128, a.mode(), "x", a.fileBytes(), a.parameters(), a.quantization(),
-                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.perToken());
+                a.result(), a.base(), a.baseResult(), a.divergence(), 1, a.threads(), a.perToken());
         assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherCtx))).hasMessageContaining("ctx (256 and 128)");
         EvalResult otherBase = new EvalResult(a.model(), a.data(), a.dataSha256(), a.ctx(), a.mode(), "x", a.fileBytes(), a.parameters(), a.quantization(),
-                a.result(), "/m/other.bin", new Perplexity.Result(9, 0.1, 2.2, 40000, 150, 2000), a.divergence(), 1, a.perToken());
+                a.result(), "/m/other.bin", new Perplexity.Result(9, 0.1, 2.2, 40000, 150, 2000), a.divergence(), 1, a.threads(), a.perToken());
         assertThatThrownBy(() -> new QualityReport("t", List.of(a, otherBase))).hasMessageContaining("base models (base.bin and other.bin)");
 
         Path notJson = Files.writeString(dir.resolve("x.json"), "perplexity: 4");

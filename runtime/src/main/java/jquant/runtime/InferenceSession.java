@@ -60,10 +60,10 @@ public final class InferenceSession {
         this.batch = Math.min(MAX_BATCH, capacity);
         this.x = new float[batch * c.dim()];
         this.xb = new float[batch * c.dim()];
-        this.q = new float[batch * c.dim()];
+        this.q = new float[batch * c.qDim()];
         this.k = new float[batch * c.kvDim()];
         this.v = new float[batch * c.kvDim()];
-        this.att = new float[batch * c.dim()];
+        this.att = new float[batch * c.qDim()];
         this.gate = new float[batch * c.hiddenDim()];
         this.up = new float[batch * c.hiddenDim()];
         this.logitsScratch = new float[batch * c.vocabSize()];
@@ -139,11 +139,14 @@ public final class InferenceSession {
             layer.wq().matmul(xb, m, q);
             layer.wk().matmul(xb, m, k);
             layer.wv().matmul(xb, m, v);
+            addBias(layer.qBias(), q, m);
+            addBias(layer.kBias(), k, m);
+            addBias(layer.vBias(), v, m);
             float[] kc = keys[l];
             float[] vc = values[l];
             for (int i = 0; i < m; i++) {
                 int pos = pos0 + i;
-                model.rotary().apply(q, i * dim, c.heads(), pos);
+                model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
                 model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
                 for (int e = 0; e < kvDim; e++) {
                     kc[e * capacity + pos] = k[i * kvDim + e];
@@ -162,6 +165,12 @@ public final class InferenceSession {
         }
     }
 
+    /** Adds {@code bias} (Qwen2's q/k/v biases; null: none) to each of the {@code m} rows of {@code out}. */
+    private void addBias(float[] bias, float[] out, int m) {
+        if (bias == null) return;
+        for (int i = 0; i < m; i++) kernels.axpy(1f, bias, 0, out, i * bias.length, bias.length);
+    }
+
     /**
      * Causal grouped-query attention for tokens {@code [0, m)} of the batch: query head {@code h}
      * reads kv head {@code h / (heads / kvHeads)} over positions {@code [0, pos0 + i]}; scores are
@@ -170,7 +179,7 @@ public final class InferenceSession {
     private void attend(int m, int pos0, float[] kc, float[] vc) {
         int headDim = c.headDim();
         int heads = c.heads();
-        int dim = c.dim();
+        int qDim = c.qDim();
         int group = heads / c.kvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
         long workPerItem = 2L * headDim * (pos0 + (m + 1) / 2);
@@ -180,7 +189,7 @@ public final class InferenceSession {
                 int i = item / heads;
                 int h = item % heads;
                 int positions = pos0 + i + 1;
-                int qOff = i * dim + h * headDim;
+                int qOff = i * qDim + h * headDim;
                 int kvBase = (h / group) * headDim * capacity;
                 Arrays.fill(s, 0, positions, 0f);
                 for (int d = 0; d < headDim; d++) {

@@ -33,9 +33,21 @@ public final class LlamaModel {
         void await(int stage);
     }
 
-    /** One transformer block's parameters; norms are float32 vectors of length {@code dim}. */
+    /**
+     * One transformer block's parameters; norms are float32 vectors of length {@code dim}; the q/k/v
+     * biases (Qwen2) are float32 vectors added to the projections' outputs, or null where the
+     * architecture has none.
+     */
     public record Layer(float[] attnNorm, LinearWeights wq, LinearWeights wk, LinearWeights wv, LinearWeights wo,
-                        float[] ffnNorm, LinearWeights gate, LinearWeights up, LinearWeights down) {}
+                        float[] ffnNorm, LinearWeights gate, LinearWeights up, LinearWeights down,
+                        float[] qBias, float[] kBias, float[] vBias) {
+
+        /** A block without biases (Llama). */
+        public Layer(float[] attnNorm, LinearWeights wq, LinearWeights wk, LinearWeights wv, LinearWeights wo,
+                     float[] ffnNorm, LinearWeights gate, LinearWeights up, LinearWeights down) {
+            this(attnNorm, wq, wk, wv, wo, ffnNorm, gate, up, down, null, null, null);
+        }
+    }
 
     private final ModelConfig config;
     private final RopeConvention rope;
@@ -70,10 +82,14 @@ public final class LlamaModel {
             Layer layer = layers.get(l);
             require(layer.attnNorm().length == dim, TensorKind.ATTN_NORM.canonicalName(l), "length " + layer.attnNorm().length);
             require(layer.ffnNorm().length == dim, TensorKind.FFN_NORM.canonicalName(l), "length " + layer.ffnNorm().length);
-            checkShape(layer.wq(), dim, dim, TensorKind.WQ.canonicalName(l));
+            checkShape(layer.wq(), config.qDim(), dim, TensorKind.WQ.canonicalName(l));
             checkShape(layer.wk(), kvDim, dim, TensorKind.WK.canonicalName(l));
             checkShape(layer.wv(), kvDim, dim, TensorKind.WV.canonicalName(l));
-            checkShape(layer.wo(), dim, dim, TensorKind.WO.canonicalName(l));
+            checkShape(layer.wo(), dim, config.qDim(), TensorKind.WO.canonicalName(l));
+            boolean biased = config.architecture().qkvBias();
+            checkBias(layer.qBias(), biased, config.qDim(), TensorKind.Q_BIAS.canonicalName(l));
+            checkBias(layer.kBias(), biased, kvDim, TensorKind.K_BIAS.canonicalName(l));
+            checkBias(layer.vBias(), biased, kvDim, TensorKind.V_BIAS.canonicalName(l));
             checkShape(layer.gate(), hidden, dim, TensorKind.W_GATE.canonicalName(l));
             checkShape(layer.up(), hidden, dim, TensorKind.W_UP.canonicalName(l));
             checkShape(layer.down(), dim, hidden, TensorKind.W_DOWN.canonicalName(l));
@@ -85,7 +101,7 @@ public final class LlamaModel {
         this.finalNorm = finalNorm;
         this.head = head;
         this.compute = compute;
-        this.rotary = new RotaryEmbedding(rope, config.headDim(), config.maxSeqLen(), config.ropeTheta());
+        this.rotary = new RotaryEmbedding(rope, config.headDim(), config.maxSeqLen(), config.ropeTheta(), config.ropeScaling());
         this.gate = gate;
     }
 
@@ -123,7 +139,10 @@ public final class LlamaModel {
                     vector(checkpoint, TensorKind.FFN_NORM, l),
                     linear(checkpoint, weights, TensorKind.W_GATE, l),
                     linear(checkpoint, weights, TensorKind.W_UP, l),
-                    linear(checkpoint, weights, TensorKind.W_DOWN, l)));
+                    linear(checkpoint, weights, TensorKind.W_DOWN, l),
+                    bias(checkpoint, TensorKind.Q_BIAS, l),
+                    bias(checkpoint, TensorKind.K_BIAS, l),
+                    bias(checkpoint, TensorKind.V_BIAS, l)));
         }
         Tensor embedding = checkpoint.tensor(TensorKind.EMBEDDING, 0);
         try {
@@ -144,6 +163,16 @@ public final class LlamaModel {
 
     private static float[] vector(Checkpoint checkpoint, TensorKind kind, int layer) {
         return checkpoint.tensor(kind, layer).toFloats();
+    }
+
+    /** A bias vector as float32, or null when the architecture has none. */
+    private static float[] bias(Checkpoint checkpoint, TensorKind kind, int layer) {
+        return kind.presentIn(checkpoint.config()) ? vector(checkpoint, kind, layer) : null;
+    }
+
+    private static void checkBias(float[] bias, boolean expected, int length, String name) {
+        require(expected == (bias != null), name, expected ? "is missing" : "is given, but the architecture has no biases");
+        if (bias != null) require(bias.length == length, name, "length " + bias.length + ", expected " + length);
     }
 
     private static void checkShape(LinearWeights w, int out, int in, String name) {

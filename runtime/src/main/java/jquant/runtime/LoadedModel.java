@@ -44,6 +44,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, Compute compute,
                                    LayerLoader.Policy loading) throws CheckpointException {
+        KernelWarmup.start();
         if (isPacked(path)) return openPacked(path, mode, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
@@ -65,7 +66,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
         stages.add(LayerLoader.pageIn(List.of(c.tensor(TensorKind.EMBEDDING, 0).data())));
         for (int l = 0; l < config.layers(); l++) {
             List<MemorySegment> block = new ArrayList<>();
-            for (TensorKind kind : TensorKind.values()) if (kind.perLayer()) block.add(c.tensor(kind, l).data());
+            for (TensorKind kind : TensorKind.values()) if (kind.perLayer() && kind.presentIn(config)) block.add(c.tensor(kind, l).data());
             stages.add(LayerLoader.pageIn(block));
         }
         stages.add(LayerLoader.pageIn(List.of(c.tensor(TensorKind.FINAL_NORM, 0).data(), c.tensor(TensorKind.HEAD, 0).data())));

@@ -18,7 +18,8 @@ import java.util.List;
 
 /**
  * Builds a {@link LlamaModel} from a jquant packed model file, in one of two arithmetics for its
- * weightlet tensors (float32 tensors, e.g. a kept embedding or classifier, always run dense):
+ * weightlet tensors (float32 and float16 tensors, e.g. a kept embedding or classifier, always run dense,
+ * and a classifier kept as 8-bit weightlets always runs weight-only):
  * <ul>
  * <li>{@link Mode#WEIGHT_ONLY}: int8 codes × float32 activations, per-channel scale ({@link WeightletWeights});
  * <li>{@link Mode#NPU}: W{B}A8 as the NPU runs it: activations quantized to int8 with the file's static
@@ -27,7 +28,7 @@ import java.util.List;
  * without calibration stats has no static scales and is refused.
  * </ul>
  * Every tensor is used where it lies in the mapped file: weightlet channels are unpacked on the
- * matmul path, a weightlet embedding one row per looked-up token, float32 tensors read in place.
+ * matmul path, a weightlet embedding one row per looked-up token, float32 and float16 tensors read in place.
  */
 public final class PackedModelLoader {
 
@@ -55,7 +56,10 @@ public final class PackedModelLoader {
                         vector(file, TensorKind.FFN_NORM, l),
                         linear(file, TensorKind.W_GATE, l, compute, mode),
                         linear(file, TensorKind.W_UP, l, compute, mode),
-                        linear(file, TensorKind.W_DOWN, l, compute, mode)));
+                        linear(file, TensorKind.W_DOWN, l, compute, mode),
+                        bias(file, c, TensorKind.Q_BIAS, l),
+                        bias(file, c, TensorKind.K_BIAS, l),
+                        bias(file, c, TensorKind.V_BIAS, l)));
             }
             JqwTensor embedding = tensor(file, TensorKind.EMBEDDING.canonicalName(0));
             TokenEmbedding table = embedding(file, embedding);
@@ -77,11 +81,15 @@ public final class PackedModelLoader {
         return TensorEncoding.readF32(file, tensor(file, kind.canonicalName(layer)));
     }
 
+    /** A q/k/v bias as float32, or null when the architecture has none. */
+    private static float[] bias(JqwFile file, ModelConfig c, TensorKind kind, int layer) throws CheckpointException {
+        return kind.presentIn(c) ? vector(file, kind, layer) : null;
+    }
+
     private static TokenEmbedding embedding(JqwFile file, JqwTensor t) {
         int[] shape = TensorEncoding.matrixShape(t);
-        if (TensorEncoding.F32.equals(t.encoding())) {
-            return TokenEmbedding.of(new Tensor(t.name(), new long[] {shape[0], shape[1]}, DType.F32, f32Part(file, t)));
-        }
+        DType dense = denseType(t);
+        if (dense != null) return TokenEmbedding.of(new Tensor(t.name(), new long[] {shape[0], shape[1]}, dense, densePart(file, t, dense)));
         TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
         PackedTensor p = w.packed();
         float[] scales = w.scales();
@@ -89,13 +97,22 @@ public final class PackedModelLoader {
                 p.bits(token), p.length(), scales[token], dst, off);
     }
 
-    /** An f32 tensor's data part, checked against its shape. */
-    private static MemorySegment f32Part(JqwFile file, JqwTensor t) {
+    /** F32 or F16 for the dense encodings, null otherwise. */
+    private static DType denseType(JqwTensor t) {
+        return switch (t.encoding()) {
+            case TensorEncoding.F32 -> DType.F32;
+            case TensorEncoding.F16 -> DType.F16;
+            default -> null;
+        };
+    }
+
+    /** A dense tensor's data part, checked against its shape. */
+    private static MemorySegment densePart(JqwFile file, JqwTensor t, DType type) {
         long n = 1;
         for (long d : t.shape()) n = Math.multiplyExact(n, d);
         MemorySegment data = file.part(t, TensorEncoding.DATA);
-        if (data.byteSize() != n * Float.BYTES) {
-            throw new IllegalArgumentException(t.name() + ": data part has " + data.byteSize() + " bytes for " + n + " floats");
+        if (data.byteSize() != type.byteSize(n, 1)) {
+            throw new IllegalArgumentException(t.name() + ": data part has " + data.byteSize() + " bytes for " + n + " " + type + " values");
         }
         return data;
     }
@@ -104,13 +121,16 @@ public final class PackedModelLoader {
             throws CheckpointException {
         JqwTensor t = tensor(file, kind.canonicalName(layer));
         switch (t.encoding()) {
-            case TensorEncoding.F32 -> {
+            case TensorEncoding.F32, TensorEncoding.F16 -> {
                 int[] shape = TensorEncoding.matrixShape(t);
-                return new DenseWeights(t.name(), f32Part(file, t), DType.F32, shape[0], shape[1], compute);
+                DType type = denseType(t);
+                return new DenseWeights(t.name(), densePart(file, t, type), type, shape[0], shape[1], compute);
             }
             case TensorEncoding.WEIGHTLET -> {
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
-                if (mode == Mode.WEIGHT_ONLY) return new WeightletWeights(t.name(), w.packed(), w.scales(), compute);
+                // a kept classifier stored as 8-bit weightlets runs weight-only in either mode: it has no static scales
+                boolean kept = t.attrs().containsKey(TensorEncoding.KEPT);
+                if (mode == Mode.WEIGHT_ONLY || kept) return new WeightletWeights(t.name(), w.packed(), w.scales(), compute);
                 if (!(t.attrs().get(TensorEncoding.INPUT_SCALE) instanceof Number scale)) {
                     throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
                             + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");

@@ -24,6 +24,8 @@ import java.util.Arrays;
  * codes and skips p_base &lt; e^-16, so its KL can differ in the last digits).
  */
 public final class Perplexity {
+    /** The shortest window: half of it is scored, and the scored half needs two positions. */
+    public static final int MIN_CONTEXT = 4;
 
     /** Told after each window; the CLI draws its progress bar from it. */
     @FunctionalInterface
@@ -65,7 +67,7 @@ public final class Perplexity {
 
     /** Evaluation with windows of {@code context} tokens (llama-perplexity's {@code -c}). */
     public Perplexity(int context) {
-        if (context < 4) throw new IllegalArgumentException("context must be at least 4 tokens, got " + context);
+        if (context < MIN_CONTEXT) throw new IllegalArgumentException("context must be at least " + MIN_CONTEXT + " tokens, got " + context);
         this.context = context;
     }
 

@@ -1,6 +1,5 @@
 package jquant.runtime;
 
-import java.util.Arrays;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.TernaryMatrix;
 
@@ -33,13 +32,11 @@ public final class TernaryLinearWeights implements LinearWeights {
     public void matmul(float[] x, int n, float[] out) {
         int in = matrix.cols(), rows = matrix.rows();
         if (n == 1) {
-            float[] y = new float[rows];
-            matrix.matvec(ActivationBlocks.quantize(Arrays.copyOf(x, in)), y);
-            System.arraycopy(y, 0, out, 0, rows);
+            matrix.matvec(ActivationBlocks.quantize(x, 0, in), out, 0);
             return;
         }
         ActivationBlocks[] columns = new ActivationBlocks[n];
-        for (int i = 0; i < n; i++) columns[i] = ActivationBlocks.quantize(Arrays.copyOfRange(x, i * in, (i + 1) * in));
+        for (int i = 0; i < n; i++) columns[i] = ActivationBlocks.quantize(x, i * in, in);
         float[][] y = matrix.multiply(columns);
         for (int i = 0; i < n; i++) System.arraycopy(y[i], 0, out, i * rows, rows);
     }

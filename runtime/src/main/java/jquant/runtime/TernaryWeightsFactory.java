@@ -1,5 +1,6 @@
 package jquant.runtime;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,32 +13,35 @@ import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.pack.ternary.TernaryDetector;
+import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.RowPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
+import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Gives each ternary tensor a {@link TernaryLinearWeights} on the integer kernels and every other
  * tensor the dense float path. What each tensor became, and why, is kept in {@link #decisions()}.
  *
  * <ul>
- *   <li>PQ2_0 → {@link Pq2Matrix}; PTQ1_0 → {@link Ptq1Matrix}; T2P → {@link T2pMatrix};</li>
- *   <li>TQ2_0 → re-encoded as PQ2_0 (its 256-weight scale copied to both 128-halves: exact) →
- *       {@link Pq2Matrix};</li>
+ *   <li>PQ2_0 → {@link Pq2Matrix}; TQ2_0 → {@link Tq2Matrix}; PTQ1_0 → {@link Ptq1Matrix}; T2P →
+ *       {@link T2pMatrix}: all on the tensor's stored bytes (a slice of the mapped file), no copy;</li>
  *   <li>float (F32/F16/BF16) whose every 128-block of a row is exactly {−s, 0, +s} with an fp16 s
- *       ({@link TernaryDetector}, per block) → packed to PQ2_0 losslessly; any other float tensor, or
- *       one whose columns are not a multiple of 128, stays dense;</li>
- *   <li>with {@link Layout#T2P}, every ternary tensor whose shape fits (rows % 4, cols % 128) is
- *       repacked to the T2P row-pair layout at load, the rest keep their stock kernel.</li>
+ *       ({@link TernaryDetector}, per block) → packed once to PQ2_0 losslessly (a 2.125-bit copy, 1/15
+ *       of an F32 tensor); any other float tensor, or one whose columns are not a multiple of 128,
+ *       stays dense;</li>
+ *   <li>with {@link Layout#T2P}, every stock ternary tensor whose shape fits (rows % 4, cols % 128) is
+ *       repacked to the T2P row-pair layout at load, by request: an off-heap copy the size of the
+ *       tensor (PQ2_0 and TQ2_0: about the file's size; PTQ1_0: 21% larger), made once; the rest
+ *       keep their stock kernel in place.</li>
  * </ul>
  */
 public final class TernaryWeightsFactory implements LinearWeightsFactory {
 
     /** Which kernel layout ternary tensors run in. */
     public enum Layout {
-        /** The layout they are stored in (TQ2_0 and exactly-ternary floats run as PQ2_0). */
+        /** The layout they are stored in (exactly-ternary floats run as PQ2_0). */
         STOCK,
         /** Repacked to T2P at load where the shape allows. */
         T2P
@@ -48,34 +52,16 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
 
     private static final String DENSE = "dense, in place";
 
-    private static volatile RowPool common;
-
     private final Compute compute;
     private final Layout layout;
-    private final RowPool pool;
+    private final WorkerPool pool;
     private final List<Decision> decisions = Collections.synchronizedList(new ArrayList<>());
 
-    public TernaryWeightsFactory(Compute compute, Layout layout, RowPool pool) {
+    /** Ternary kernels on {@code compute}'s worker pool, the one every kernel of the model shares. */
+    public TernaryWeightsFactory(Compute compute, Layout layout) {
         this.compute = compute;
         this.layout = layout;
-        this.pool = pool;
-    }
-
-    /** On the process-wide ternary row pool (one thread per processor, created once). */
-    public TernaryWeightsFactory(Compute compute, Layout layout) {
-        this(compute, layout, commonPool());
-    }
-
-    /** The shared {@link RowPool}: daemon threads, one per available processor. */
-    public static RowPool commonPool() {
-        RowPool p = common;
-        if (p == null) {
-            synchronized (TernaryWeightsFactory.class) {
-                if (common == null) common = new RowPool(Runtime.getRuntime().availableProcessors());
-                p = common;
-            }
-        }
-        return p;
+        this.pool = compute.pool();
     }
 
     /** Whether {@code type} is one of the packed ternary types this factory runs on integer kernels. */
@@ -94,24 +80,26 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     public LinearWeights create(TensorKind kind, int layer, Tensor tensor) {
         int rows = tensor.rows(), cols = tensor.cols();
         String name = tensor.name();
-        byte[] pq2;
+        MemorySegment pq2;
         String from;
         switch (tensor.dtype()) {
             case T2P -> {
-                return ternary(new T2pMatrix(bytes(tensor), rows, cols, pool), name, "stored as T2P");
+                return ternary(new T2pMatrix(tensor.data(), rows, cols, pool), name, "stored as T2P");
             }
             case PTQ1_0 -> {
-                if (layout == Layout.STOCK) return ternary(new Ptq1Matrix(bytes(tensor), rows, cols, pool), name, "stored as PTQ1_0");
-                pq2 = Pq2Block.encode(Ptq1Block.decode(name, bytes(tensor), rows, cols));
+                if (layout == Layout.STOCK) return ternary(new Ptq1Matrix(tensor.data(), rows, cols, pool), name, "stored as PTQ1_0");
+                pq2 = MemorySegment.ofArray(Pq2Block.encode(Ptq1Block.decode(name, bytes(tensor), rows, cols)));
                 from = "PTQ1_0";
             }
-            case PQ2_0 -> {
-                pq2 = bytes(tensor);
-                from = "PQ2_0";
-            }
             case TQ2_0 -> {
-                pq2 = Pq2Block.encode(Tq2Block.decode(name, bytes(tensor), rows, cols));
-                from = "TQ2_0 (re-encoded as PQ2_0)";
+                if (layout == Layout.STOCK) return ternary(new Tq2Matrix(tensor.data(), rows, cols, pool), name, "stored as TQ2_0");
+                pq2 = MemorySegment.ofArray(Pq2Block.encode(Tq2Block.decode(name, bytes(tensor), rows, cols)));
+                from = "TQ2_0";
+            }
+            case PQ2_0 -> {
+                if (layout == Layout.STOCK) return ternary(new Pq2Matrix(tensor.data(), rows, cols, pool), name, "stored as PQ2_0");
+                pq2 = tensor.data();
+                from = "PQ2_0";
             }
             case F32, F16, BF16 -> {
                 if (cols % TernaryTensor.BLOCK != 0) {
@@ -122,14 +110,15 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
                 if (first.tensor() == null) return dense(tensor, first.whyNot());
                 ExactTernary exact = exactTernary(name, tensor.toFloats(), rows, cols);
                 if (exact.tensor() == null) return dense(tensor, exact.whyNot());
-                pq2 = Pq2Block.encode(exact.tensor());
+                byte[] packed = Pq2Block.encode(exact.tensor());
                 from = "exactly ternary " + tensor.dtype() + " (packed to PQ2_0)";
+                if (layout == Layout.STOCK) return ternary(new Pq2Matrix(TernaryMatrix.offHeap(packed), rows, cols, pool), name, from);
+                pq2 = MemorySegment.ofArray(packed);
             }
             default -> {
                 return dense(tensor, tensor.dtype() + " is not ternary");
             }
         }
-        if (layout == Layout.STOCK) return ternary(new Pq2Matrix(pq2, rows, cols, pool), name, "stored as " + from);
         TernaryMatrix.Selection s = TernaryMatrix.select(name, pq2, rows, cols, pool);
         return ternary(s.matrix(), name, from + "; " + s.reason());
     }

@@ -46,7 +46,7 @@ class PackedModelLoaderTest {
         try (Checkpoint c = TestModels.stories260K()) {
             BitPlan plan = TestModels.plan(c, 4);
             Path f = dir.resolve("m.jqw");
-            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null), f, QUIET);
+            ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, ModelPacker.KeepType.f32, null), f, QUIET);
             Compute compute = Compute.vector();
             LinearWeightsFactory dense = LinearWeightsFactory.dense(compute);
             LlamaModel reference = LlamaModel.load(c, compute, (kind, layer, tensor) -> {

@@ -17,8 +17,9 @@ import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.RowPool;
+import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.Tq2Matrix;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.Test;
  */
 class TernaryWeightsFactoryTest {
 
-    static final RowPool POOL = new RowPool(2);
+    static final WorkerPool POOL = new WorkerPool(2);
+    static final Compute COMPUTE = Compute.scalar().on(POOL);
 
     @AfterAll
     static void closePool() { POOL.close(); }
@@ -81,7 +83,7 @@ class TernaryWeightsFactoryTest {
             float[] reference = null;
             for (Tensor s : stored) {
                 for (TernaryWeightsFactory.Layout layout : TernaryWeightsFactory.Layout.values()) {
-                    TernaryWeightsFactory f = new TernaryWeightsFactory(Compute.scalar(), layout, POOL);
+                    TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, layout);
                     LinearWeights w = f.create(TensorKind.W_UP, 0, s);
                     assertThat(w).as("%s %s", s.dtype(), layout).isInstanceOf(TernaryLinearWeights.class);
                     float[] y = multiply(w, x, n);
@@ -96,8 +98,8 @@ class TernaryWeightsFactoryTest {
     void layoutDecidesTheKernelAndEachDecisionIsRecorded() throws T2pShapeException {
         TernaryTensor t = ternary(2, 8, 256, true);
         Tensor pq2 = tensor(DType.PQ2_0, t, Pq2Block.encode(t));
-        TernaryWeightsFactory stock = new TernaryWeightsFactory(Compute.scalar(), TernaryWeightsFactory.Layout.STOCK, POOL);
-        TernaryWeightsFactory t2p = new TernaryWeightsFactory(Compute.scalar(), TernaryWeightsFactory.Layout.T2P, POOL);
+        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK);
+        TernaryWeightsFactory t2p = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
         assertThat(((TernaryLinearWeights) stock.create(TensorKind.W_UP, 0, pq2)).matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(((TernaryLinearWeights) t2p.create(TensorKind.W_UP, 0, pq2)).matrix()).isInstanceOf(T2pMatrix.class);
         TernaryTensor p = ternary(3, 8, 256, false);
@@ -110,12 +112,12 @@ class TernaryWeightsFactoryTest {
     @Test
     void shapesT2pCannotHoldKeepTheStockKernelAndSaySo() {
         TernaryTensor t = ternary(4, 6, 256, false);   // 6 rows: not a multiple of 4
-        TernaryWeightsFactory f = new TernaryWeightsFactory(Compute.scalar(), TernaryWeightsFactory.Layout.T2P, POOL);
+        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
         LinearWeights w = f.create(TensorKind.W_UP, 0, tensor(DType.PQ2_0, t, Pq2Block.encode(t)));
         assertThat(((TernaryLinearWeights) w).matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(f.decisions().getFirst().reason()).contains("rows");
         float[] x = activations(5, 2, 256);
-        TernaryWeightsFactory stock = new TernaryWeightsFactory(Compute.scalar(), TernaryWeightsFactory.Layout.STOCK, POOL);
+        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK);
         assertThat(multiply(w, x, 2)).isEqualTo(multiply(stock.create(TensorKind.W_UP, 0, tensor(DType.PQ2_0, t, Pq2Block.encode(t))), x, 2));
     }
 
@@ -124,7 +126,7 @@ class TernaryWeightsFactoryTest {
         TernaryTensor t = ternary(6, 4, 256, false);
         float[] w = t.toFloats();
         w[300] = t.scale(1, 0) / 2;   // row 1 col 44: half the block's scale, not one of {-s, 0, +s}
-        TernaryWeightsFactory f = new TernaryWeightsFactory(Compute.scalar(), TernaryWeightsFactory.Layout.T2P, POOL);
+        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
         LinearWeights dense = f.create(TensorKind.W_UP, 0, new Tensor("blk.0.ffn_up.weight", new long[]{4, 256}, DType.F32, MemorySegment.ofArray(w)));
         assertThat(dense).isInstanceOf(DenseF32Weights.class);
         assertThat(f.decisions().getFirst().reason()).contains("not ternary", "row 1 col 44");

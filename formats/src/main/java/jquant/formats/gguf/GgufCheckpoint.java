@@ -5,23 +5,26 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SequencedMap;
+import jquant.formats.Architecture;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
+import jquant.formats.RopeScaling;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
 
 /**
- * A llama.cpp GGUF file of architecture {@code llama} as a {@link Checkpoint}. Tensor names are the
- * canonical ones plus {@code .weight} ({@code blk.3.attn_q.weight}); RoPE is llama.cpp NORM, i.e.
- * {@link RopeConvention#ADJACENT_PAIRS}; the model is tied when there is no {@code output} tensor.
+ * A llama.cpp GGUF file of architecture {@code llama} or {@code qwen2} ({@link Architecture}) as a
+ * {@link Checkpoint}. Hyper-parameters are read from the architecture's keys ({@code llama.embedding_length},
+ * {@code qwen2.embedding_length}, …; the head size from {@code *.attention.key_length} when present);
+ * tensor names are llama.cpp's ({@link TensorKind#ggufName}); RoPE is the architecture's
+ * ({@link Architecture#ggufRope()}), scaled by a {@code rope_freqs.weight} tensor when there is one; the
+ * model is tied when there is no {@code output} tensor.
  */
 public final class GgufCheckpoint implements Checkpoint {
-    private static final String ARCH = "llama";
-
     private final GgufFile file;
     private final ModelConfig config;
     private final Optional<Vocabulary> vocabulary;
@@ -31,35 +34,57 @@ public final class GgufCheckpoint implements Checkpoint {
         this.file = file;
         Path path = file.path();
         SequencedMap<String, GgufValue> kv = file.metadata();
-        String arch = required(kv, path, "general.architecture").asString();
-        if (!arch.equals(ARCH)) throw new CheckpointException(path, "architecture '" + arch + "' is not supported (jquant reads 'llama')");
-        boolean tied = !file.tensors().containsKey(TensorKind.HEAD.canonicalName(0) + ".weight");
-        Tensor embedding = file.tensors().get(TensorKind.EMBEDDING.canonicalName(0) + ".weight");
-        if (embedding == null) throw new CheckpointException(path, "missing tensor token_embd.weight");
-        int heads = required(kv, path, "llama.attention.head_count").asInt();
+        String archName = required(kv, path, "general.architecture").asString();
+        Architecture arch = Architecture.byGgufName(archName).orElseThrow(() -> new CheckpointException(path,
+                "architecture '" + archName + "' is not supported: jquant reads " + Architecture.names()));
+        String p = archName + ".";
+        boolean tied = !file.tensors().containsKey(TensorKind.HEAD.ggufName(0));
+        Tensor embedding = file.tensors().get(TensorKind.EMBEDDING.ggufName(0));
+        if (embedding == null) throw new CheckpointException(path, "missing tensor " + TensorKind.EMBEDDING.ggufName(0));
+        int dim = required(kv, path, p + "embedding_length").asInt();
+        int heads = required(kv, path, p + "attention.head_count").asInt();
+        int headDim = optional(kv, p + "attention.key_length").map(GgufValue::asInt).orElse(heads > 0 ? dim / heads : 0);
+        int valueLength = optional(kv, p + "attention.value_length").map(GgufValue::asInt).orElse(headDim);
+        int rotated = optional(kv, p + "rope.dimension_count").map(GgufValue::asInt).orElse(headDim);
+        if (valueLength != headDim) {
+            throw new CheckpointException(path, p + "attention.value_length " + valueLength + " differs from key_length " + headDim + ", which jquant does not run");
+        }
+        if (rotated != headDim) {
+            throw new CheckpointException(path, p + "rope.dimension_count " + rotated + " rotates part of a " + headDim + "-element head, which jquant does not run");
+        }
+        float theta = optional(kv, p + "rope.freq_base").map(GgufValue::asFloat).orElse(10000f);
         try {
-            this.config = new ModelConfig(
-                    required(kv, path, "llama.embedding_length").asInt(),
-                    required(kv, path, "llama.feed_forward_length").asInt(),
-                    required(kv, path, "llama.block_count").asInt(),
+            this.config = new ModelConfig(arch, dim,
+                    required(kv, path, p + "feed_forward_length").asInt(),
+                    required(kv, path, p + "block_count").asInt(),
                     heads,
-                    optional(kv, "llama.attention.head_count_kv").map(GgufValue::asInt).orElse(heads),
-                    optional(kv, "llama.vocab_size").map(GgufValue::asInt).orElse(embedding.rows()),
-                    required(kv, path, "llama.context_length").asInt(),
-                    optional(kv, "llama.rope.freq_base").map(GgufValue::asFloat).orElse(10000f),
-                    required(kv, path, "llama.attention.layer_norm_rms_epsilon").asFloat(),
+                    optional(kv, p + "attention.head_count_kv").map(GgufValue::asInt).orElse(heads),
+                    headDim,
+                    optional(kv, p + "vocab_size").map(GgufValue::asInt).orElse(embedding.rows()),
+                    required(kv, path, p + "context_length").asInt(),
+                    theta,
+                    ropeScaling(file),
+                    required(kv, path, p + "attention.layer_norm_rms_epsilon").asFloat(),
                     tied);
         } catch (IllegalArgumentException | IllegalStateException e) {
-            throw new CheckpointException(path, "bad llama hyper-parameters: " + e.getMessage(), e);
+            throw new CheckpointException(path, "bad " + archName + " hyper-parameters: " + e.getMessage(), e);
         }
         this.vocabulary = GgufVocabulary.read(path, kv);
         Map<String, Object> display = new LinkedHashMap<>();
         kv.forEach((k, v) -> display.put(k, v.toJava()));
         this.metadata = java.util.Collections.unmodifiableMap(display);
         LlamaLayout.verify(this);
+        // rope_freqs.weight is read into the config above (ropeScaling), not a weight of any layer.
+        LlamaLayout.requireEveryTensorUsed(this, name -> name.equals(RopeScaling.GGUF_TENSOR));
     }
 
-    /** Opens and validates a llama GGUF file. */
+    /** llama.cpp's per-frequency RoPE divisors ({@link RopeScaling#GGUF_TENSOR}), if the file has them. */
+    private static RopeScaling ropeScaling(GgufFile file) {
+        Tensor t = file.tensors().get(RopeScaling.GGUF_TENSOR);
+        return t == null ? null : RopeScaling.ofFactors(t.toFloats());
+    }
+
+    /** Opens and validates a llama or qwen2 GGUF file. */
     public static GgufCheckpoint open(Path path) throws CheckpointException {
         GgufFile file = GgufFile.open(path);
         try {
@@ -92,13 +117,14 @@ public final class GgufCheckpoint implements Checkpoint {
 
     @Override public ModelConfig config() { return config; }
 
-    @Override public RopeConvention rope() { return RopeConvention.ADJACENT_PAIRS; }
+    /** As llama.cpp runs the architecture: adjacent pairs for llama, rotate-half (NEOX) for qwen2. */
+    @Override public RopeConvention rope() { return config.architecture().ggufRope(); }
 
     @Override public SequencedMap<String, Tensor> tensors() { return file.tensors(); }
 
     @Override
     public Optional<String> sourceName(TensorKind kind, int layer) {
-        String name = kind.canonicalName(layer) + ".weight";
+        String name = kind.ggufName(layer);
         return file.tensors().containsKey(name) ? Optional.of(name) : Optional.empty();
     }
 

@@ -92,6 +92,35 @@ public final class GgufFile implements AutoCloseable {
             if (byName.put(t.name(), tensor) != null) throw new CheckpointException(path, "duplicate tensor name " + t.name());
         }
         this.tensors = Collections.unmodifiableSequencedMap(byName);
+        checkPacking(path, infos, alignment, dataSize);
+    }
+
+    /**
+     * Tensors must not overlap, and between one tensor's end (its type's byte size) and the next one's
+     * start there may be only the alignment padding ggml writes. This catches a tensor table whose
+     * offsets or types were edited: a type that takes more bytes overlaps its neighbour or runs past the
+     * end, and one that takes at least {@code alignment} bytes fewer leaves a gap. A change between two
+     * types of the same size per row (F16 and BF16, for instance) or one shrinking a tensor by less than
+     * the alignment cannot be seen in the layout and is not caught. The gap after the last tensor is not
+     * checked: writers differ in whether they pad the file's end.
+     */
+    private static void checkPacking(Path path, List<GgufTensorInfo> infos, long alignment, long dataSize) throws CheckpointException {
+        List<GgufTensorInfo> byOffset = new ArrayList<>(infos);
+        byOffset.sort(java.util.Comparator.comparingLong(GgufTensorInfo::offset));
+        for (int i = 0; i + 1 < byOffset.size(); i++) {
+            GgufTensorInfo t = byOffset.get(i);
+            GgufTensorInfo next = byOffset.get(i + 1);
+            long end = t.offset() + t.byteSize();
+            if (end > next.offset()) {
+                throw new CheckpointException(path, "tensor " + t.name() + " (" + t.type() + ", bytes " + t.offset() + ".." + end
+                        + " of the data section) overlaps tensor " + next.name() + " at " + next.offset());
+            }
+            if (next.offset() - end >= alignment) {
+                throw new CheckpointException(path, "unexplained gap of " + (next.offset() - end) + " bytes after tensor " + t.name()
+                        + ": as " + t.type() + " it takes " + t.byteSize() + " bytes but the next tensor starts " + (next.offset() - t.offset())
+                        + " bytes after it (a wrong tensor type or offset)");
+            }
+        }
     }
 
     /** Maps and parses {@code path}. */

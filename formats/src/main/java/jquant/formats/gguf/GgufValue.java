@@ -93,6 +93,15 @@ public record GgufValue(GgufType type, Object value) {
         };
     }
 
+    /** FLOAT64 or FLOAT32, as a double. */
+    public double asDouble() {
+        return switch (type) {
+            case FLOAT64 -> (Double) value;
+            case FLOAT32 -> (Float) value;
+            default -> throw new IllegalStateException("GGUF value is " + type + ", not a float");
+        };
+    }
+
     public boolean asBoolean() {
         if (type != GgufType.BOOL) throw new IllegalStateException("GGUF value is " + type + ", not BOOL");
         return (Boolean) value;

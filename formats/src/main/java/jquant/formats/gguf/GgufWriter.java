@@ -2,17 +2,19 @@ package jquant.formats.gguf;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.List;
 import java.util.HashSet;
 import java.util.SequencedMap;
 import java.util.Set;
 import jquant.formats.AtomicOutput;
+import jquant.formats.DType;
 import jquant.formats.Tensor;
 
 /**
@@ -21,6 +23,7 @@ import jquant.formats.Tensor;
  * {@code general.alignment} (32 if absent) and zero-padded to the next one, as ggml writes it.
  *
  * <p>The file is written through an {@link AtomicOutput}, so readers never see a half-written file.
+ * {@link #writePending} streams: each tensor's bytes are produced only when the writer reaches it.
  */
 public final class GgufWriter {
     public static final int VERSION = 3;
@@ -28,6 +31,42 @@ public final class GgufWriter {
     private static final long COPY_CHUNK = 1L << 26;
 
     private GgufWriter() {}
+
+    /** Bytes of one tensor, produced when the writer reaches it, so that only one tensor is in memory at a time. */
+    @FunctionalInterface
+    public interface TensorBytes {
+        /** Writes the tensor's bytes, exactly its table size, to {@code out}. */
+        void writeTo(WritableByteChannel out) throws IOException;
+    }
+
+    /**
+     * One entry of the tensor table, whose data is computed only when written.
+     *
+     * @param shape row-major, outermost first (reversed into GGUF dims)
+     */
+    public record PendingTensor(String name, long[] shape, DType dtype, TensorBytes bytes) {
+        public PendingTensor {
+            shape = shape.clone();
+        }
+
+        @Override
+        public long[] shape() { return shape.clone(); }
+
+        public long byteSize() {
+            long n = 1;
+            for (long d : shape) n = Math.multiplyExact(n, d);
+            return dtype.byteSize(n, shape[shape.length - 1]);
+        }
+
+        /** A tensor already in memory or mapped, written as it is. */
+        public static PendingTensor of(Tensor t) {
+            return new PendingTensor(t.name(), t.shape(), t.dtype(), out -> {
+                for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
+                    writeFully(out, t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at)).asByteBuffer());
+                }
+            });
+        }
+    }
 
     /**
      * Writes {@code tensors} (GGUF names = {@link Tensor#name()}; row-major shapes are reversed into GGUF
@@ -37,23 +76,38 @@ public final class GgufWriter {
      *                                  non-UINT32 / non-power-of-two {@code general.alignment}
      */
     public static void write(Path target, SequencedMap<String, GgufValue> metadata, Collection<Tensor> tensors) throws IOException {
+        writePending(target, metadata, tensors.stream().map(PendingTensor::of).toList());
+    }
+
+    /**
+     * Writes the header, then asks each tensor for its bytes in turn, checking that it gives exactly its
+     * table size.
+     *
+     * @throws IllegalStateException when a tensor writes another number of bytes than its table entry says
+     */
+    public static void writePending(Path target, SequencedMap<String, GgufValue> metadata, List<PendingTensor> tensors) throws IOException {
         long alignment = alignment(metadata);
         byte[] header = header(metadata, tensors, alignment);
         try (AtomicOutput file = AtomicOutput.open(target)) {
-            FileChannel out = file.channel();
-            writeFully(out, ByteBuffer.wrap(header));
-            long position = header.length;
-            for (Tensor t : tensors) {
-                for (long at = 0; at < t.byteSize(); at += COPY_CHUNK) {
-                    MemorySegment chunk = t.data().asSlice(at, Math.min(COPY_CHUNK, t.byteSize() - at));
-                    writeFully(out, chunk.asByteBuffer());
+            try {
+                FileChannel out = file.channel();
+                writeFully(out, ByteBuffer.wrap(header));
+                long position = header.length;
+                for (PendingTensor t : tensors) {
+                    t.bytes().writeTo(out);
+                    long written = out.position() - position;
+                    if (written != t.byteSize()) {
+                        throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + written + " bytes, its table entry says " + t.byteSize());
+                    }
+                    position += written;
+                    long padded = GgufFile.alignUp(position, alignment);
+                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                    position = padded;
                 }
-                position += t.byteSize();
-                long padded = GgufFile.alignUp(position, alignment);
-                writeFully(out, ByteBuffer.allocate((int) (padded - position)));
-                position = padded;
+                out.force(true);
+            } catch (IOException e) {
+                throw file.failure(e);
             }
-            out.force(true);
             file.commit();
         }
     }
@@ -68,7 +122,7 @@ public final class GgufWriter {
     }
 
     /** Everything before the data section, padded to the alignment. */
-    private static byte[] header(SequencedMap<String, GgufValue> metadata, Collection<Tensor> tensors, long alignment) {
+    private static byte[] header(SequencedMap<String, GgufValue> metadata, List<PendingTensor> tensors, long alignment) {
         Sink out = new Sink();
         out.u32(GgufFile.MAGIC);
         out.u32(VERSION);
@@ -81,7 +135,7 @@ public final class GgufWriter {
         });
         Set<String> names = new HashSet<>();
         long offset = 0;
-        for (Tensor t : tensors) {
+        for (PendingTensor t : tensors) {
             if (!names.add(t.name())) throw new IllegalArgumentException("duplicate tensor name " + t.name());
             if (t.dtype().ggmlId() < 0) throw new IllegalArgumentException("GGUF has no type id for " + t.dtype() + " (tensor " + t.name() + ")");
             long[] shape = t.shape();
@@ -96,7 +150,8 @@ public final class GgufWriter {
         return out.toByteArray();
     }
 
-    private static void writeFully(FileChannel out, ByteBuffer buffer) throws IOException {
+    /** Writes all of {@code buffer}. */
+    public static void writeFully(WritableByteChannel out, ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) out.write(buffer);
     }
 

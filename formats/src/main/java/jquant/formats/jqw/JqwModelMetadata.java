@@ -3,10 +3,12 @@ package jquant.formats.jqw;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.formats.Architecture;
 import jquant.formats.CheckpointException;
 import jquant.formats.ModelConfig;
 import jquant.formats.PreTokenizer;
 import jquant.formats.RopeConvention;
+import jquant.formats.RopeScaling;
 import jquant.formats.Vocabulary;
 
 import java.util.ArrayList;
@@ -18,13 +20,16 @@ import java.util.Optional;
  * ({@code docs/jqw-format.md}, "Metadata"):
  * <pre>
  * "model":     { "dim", "hiddenDim", "layers", "heads", "kvHeads", "vocabSize", "maxSeqLen",
- *                "ropeTheta", "rmsEps", "tiedEmbeddings", "rope": "ADJACENT_PAIRS" | "ROTATE_HALF" }
+ *                "ropeTheta", "rmsEps", "tiedEmbeddings", "rope": "ADJACENT_PAIRS" | "ROTATE_HALF",
+ *                only when not a plain Llama ({@link ModelConfig#isPlainLlama()}):
+ *                "architecture": "llama" | "qwen2", "headDim", "ropeFactors": [per-frequency divisors] | null }
  * "tokenizer": { "kind": "SENTENCEPIECE" | "BPE", "bos", "eos", "addBos",
  *                "pieces": [...], "scores": [...], "merges": [...],
  *                "types": [GGUF token type codes], "preTokenizer": { "llamaCppName", "patterns": [...] },
  *                "ignoreMerges" }
  * </pre>
- * Files written before {@code types}, {@code preTokenizer} and {@code ignoreMerges} existed read as
+ * A file without {@code architecture} is a Llama with heads of dim / heads and plain RoPE. Files written
+ * before {@code types}, {@code preTokenizer} and {@code ignoreMerges} existed read as
  * {@link Vocabulary}'s short constructor makes them: normal tokens, GPT-2's split for BPE, merging every word.
  */
 public final class JqwModelMetadata {
@@ -40,6 +45,15 @@ public final class JqwModelMetadata {
                 .put("kvHeads", c.kvHeads()).put("vocabSize", c.vocabSize()).put("maxSeqLen", c.maxSeqLen())
                 .put("ropeTheta", c.ropeTheta()).put("rmsEps", c.rmsEps()).put("tiedEmbeddings", c.tiedEmbeddings())
                 .put("rope", rope.name());
+        if (!c.isPlainLlama()) {
+            m.put("architecture", c.architecture().ggufName()).put("headDim", c.headDim());
+            if (c.ropeScaling() == null) {
+                m.putNull("ropeFactors");
+            } else {
+                ArrayNode factors = m.putArray("ropeFactors");
+                for (float f : c.ropeScaling().factors()) factors.add(f);
+            }
+        }
         ObjectNode t = meta.putObject(TOKENIZER);
         t.put("kind", v.kind().name()).put("bos", v.bos()).put("eos", v.eos()).put("addBos", v.addBos());
         ArrayNode pieces = t.putArray("pieces");
@@ -60,10 +74,24 @@ public final class JqwModelMetadata {
     public static ModelConfig config(JqwFile file) throws CheckpointException {
         JsonNode m = section(file, MODEL);
         try {
-            return new ModelConfig(integer(file, m, "dim"), integer(file, m, "hiddenDim"), integer(file, m, "layers"),
-                    integer(file, m, "heads"), integer(file, m, "kvHeads"), integer(file, m, "vocabSize"),
-                    integer(file, m, "maxSeqLen"), (float) number(file, m, "ropeTheta"), (float) number(file, m, "rmsEps"),
-                    field(file, m, "tiedEmbeddings").asBoolean());
+            int dim = integer(file, m, "dim"), hiddenDim = integer(file, m, "hiddenDim"), layers = integer(file, m, "layers");
+            int heads = integer(file, m, "heads"), kvHeads = integer(file, m, "kvHeads"), vocabSize = integer(file, m, "vocabSize");
+            int maxSeqLen = integer(file, m, "maxSeqLen");
+            float theta = (float) number(file, m, "ropeTheta"), eps = (float) number(file, m, "rmsEps");
+            boolean tied = field(file, m, "tiedEmbeddings").asBoolean();
+            if (!m.has("architecture")) return new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocabSize, maxSeqLen, theta, eps, tied);
+            String name = field(file, m, "architecture").asText();
+            Architecture arch = Architecture.byGgufName(name).orElseThrow(() -> new CheckpointException(file.path(),
+                    "architecture '" + name + "' is not supported: jquant runs " + Architecture.names()));
+            JsonNode factors = m.path("ropeFactors");
+            RopeScaling scaling = null;
+            if (factors.isArray()) {
+                float[] f = new float[factors.size()];
+                for (int i = 0; i < f.length; i++) f[i] = (float) factors.get(i).asDouble();
+                scaling = RopeScaling.ofFactors(f);
+            }
+            return new ModelConfig(arch, dim, hiddenDim, layers, heads, kvHeads, integer(file, m, "headDim"), vocabSize, maxSeqLen,
+                    theta, scaling, eps, tied);
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), "model config: " + e.getMessage());
         }

@@ -34,7 +34,7 @@ public final class JqwWriter implements AutoCloseable {
     public JqwWriter(Path target) throws IOException {
         this.file = AtomicOutput.open(target);
         this.ch = file.channel();
-        ch.write(ByteBuffer.allocate(JqwHeader.SIZE), 0);
+        write(ByteBuffer.allocate(JqwHeader.SIZE), 0);
         ch.position(JqwHeader.SIZE);
     }
 
@@ -59,7 +59,7 @@ public final class JqwWriter implements AutoCloseable {
             long offset = ch.position();
             ByteBuffer b = part.getValue().duplicate();
             layerCrc.update(b.duplicate());
-            while (b.hasRemaining()) ch.write(b);
+            write(b);
             ranges.put(part.getKey(), new long[]{offset, ch.position() - offset});
         }
         layerTensors.add(new JqwTensor(name, encoding, shape, ranges, attrs));
@@ -78,7 +78,7 @@ public final class JqwWriter implements AutoCloseable {
         if (pad > 0) {
             ByteBuffer zeros = ByteBuffer.allocate(pad);
             if (crc != null) crc.update(zeros.duplicate());
-            ch.write(zeros);
+            write(zeros);
         }
     }
 
@@ -94,7 +94,7 @@ public final class JqwWriter implements AutoCloseable {
         for (JqwLayer l : layers) dir.add(json.valueToTree(l));
         byte[] metaBytes = json.writeValueAsBytes(meta);
         long metaOffset = ch.position();
-        ch.write(ByteBuffer.wrap(metaBytes));
+        write(ByteBuffer.wrap(metaBytes));
         long fileLength = ch.position();
         CRC32C metaCrc = new CRC32C();
         metaCrc.update(metaBytes);
@@ -104,9 +104,29 @@ public final class JqwWriter implements AutoCloseable {
                 .putLong(JqwHeader.OFF_META_OFFSET, metaOffset).putLong(JqwHeader.OFF_META_LENGTH, metaBytes.length)
                 .putInt(JqwHeader.OFF_META_CRC, (int) metaCrc.getValue()).putLong(JqwHeader.OFF_FILE_LENGTH, fileLength);
         h.position(0);
-        ch.write(h, 0);
-        ch.force(true);
+        write(h, 0);
+        try {
+            ch.force(true);
+        } catch (IOException e) {
+            throw file.failure(e);
+        }
         file.commit();
+    }
+
+    private void write(ByteBuffer b) throws IOException {
+        try {
+            while (b.hasRemaining()) ch.write(b);
+        } catch (IOException e) {
+            throw file.failure(e);
+        }
+    }
+
+    private void write(ByteBuffer b, long position) throws IOException {
+        try {
+            while (b.hasRemaining()) position += ch.write(b, position);
+        } catch (IOException e) {
+            throw file.failure(e);
+        }
     }
 
     @Override

@@ -240,6 +240,7 @@ public final class Llama2cCheckpoint implements Checkpoint {
             case W_UP -> "layers." + layer + ".w3";
             case FINAL_NORM -> "rms_final";
             case HEAD -> config.tiedEmbeddings() ? null : "wcls";
+            case Q_BIAS, K_BIAS, V_BIAS -> null;   // llama2.c models have no biases
         };
         return Optional.ofNullable(name).filter(tensors::containsKey);
     }

@@ -17,6 +17,7 @@ import java.util.SequencedMap;
 import java.util.Set;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
@@ -27,10 +28,12 @@ import jquant.formats.tokenizer.HfTokenizerJson;
 import jquant.formats.tokenizer.SentencePieceModel;
 
 /**
- * A Hugging Face {@code LlamaForCausalLM} folder as a {@link Checkpoint}: {@code config.json}, weights in
- * {@code model.safetensors} or in shards listed by {@code model.safetensors.index.json}, and the tokenizer
- * from {@code tokenizer.model} (SentencePiece) or, failing that, {@code tokenizer.json} (byte-level or
- * SentencePiece-style BPE; see {@link HfTokenizerJson}). q/k rows are in HF order, {@link RopeConvention#ROTATE_HALF}.
+ * A Hugging Face {@code LlamaForCausalLM} or {@code Qwen2ForCausalLM} folder as a {@link Checkpoint}:
+ * {@code config.json} ({@link HfConfig}), weights in {@code model.safetensors} or in shards listed by
+ * {@code model.safetensors.index.json}, and the tokenizer from {@code tokenizer.model} (SentencePiece) or,
+ * failing that, {@code tokenizer.json} (byte-level or SentencePiece-style BPE; see {@link HfTokenizerJson}),
+ * padded with unused tokens up to the config's vocab_size. q/k rows are in HF order,
+ * {@link RopeConvention#ROTATE_HALF}.
  */
 public final class SafetensorsCheckpoint implements Checkpoint {
     public static final String SINGLE_FILE = "model.safetensors";
@@ -67,8 +70,9 @@ public final class SafetensorsCheckpoint implements Checkpoint {
         }
         this.tensors = Collections.unmodifiableSequencedMap(all);
         this.metadata = Collections.unmodifiableMap(meta);
-        this.vocabulary = readVocabulary(folder, configJson);
+        this.vocabulary = readVocabulary(folder, configJson).map(v -> v.paddedTo(config.vocabSize()));
         LlamaLayout.verify(this);
+        LlamaLayout.requireEveryTensorUsed(this, name -> name.endsWith(".rotary_emb.inv_freq"));
     }
 
     /**
@@ -118,9 +122,10 @@ public final class SafetensorsCheckpoint implements Checkpoint {
     }
 
     private static JsonNode readJson(Path file) throws CheckpointException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "missing");
+        if (!Files.exists(file)) throw new CheckpointException(file, "missing");
+        byte[] bytes = InputFiles.readAllBytes(file);
         try {
-            return new ObjectMapper().readTree(file.toFile());
+            return new ObjectMapper().readTree(bytes);
         } catch (IOException e) {
             throw new CheckpointException(file, "not valid JSON: " + e.getMessage(), e);
         }

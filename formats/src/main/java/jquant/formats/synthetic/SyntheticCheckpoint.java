@@ -14,6 +14,7 @@ import java.util.SequencedMap;
 import java.util.stream.IntStream;
 import jquant.formats.Checkpoint;
 import jquant.formats.DType;
+import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.RopeConvention;
 import jquant.formats.Tensor;
@@ -48,7 +49,7 @@ public final class SyntheticCheckpoint implements Checkpoint {
         List<Object[]> roles = new ArrayList<>();
         roles.add(new Object[] {TensorKind.EMBEDDING, 0});
         for (int l = 0; l < config.layers(); l++) {
-            for (TensorKind kind : TensorKind.values()) if (kind.perLayer()) roles.add(new Object[] {kind, l});
+            for (TensorKind kind : TensorKind.values()) if (kind.perLayer() && kind.presentIn(config)) roles.add(new Object[] {kind, l});
         }
         roles.add(new Object[] {TensorKind.FINAL_NORM, 0});
         if (!config.tiedEmbeddings()) roles.add(new Object[] {TensorKind.HEAD, 0});
@@ -57,20 +58,13 @@ public final class SyntheticCheckpoint implements Checkpoint {
             TensorKind kind = (TensorKind) roles.get(i)[0];
             int layer = (Integer) roles.get(i)[1];
             made[i] = tensor(kind, layer, model.weights(kind, layer), kind == TensorKind.ATTN_NORM || kind == TensorKind.FFN_NORM
-                    || kind == TensorKind.FINAL_NORM ? DType.F32 : matrixType);
+                    || kind == TensorKind.FINAL_NORM || kind.isBias() ? DType.F32 : matrixType);
         });
         for (Tensor t : made) tensors.put(t.name(), t);
     }
 
     private Tensor tensor(TensorKind kind, int layer, float[] w, DType type) {
-        long[] shape = switch (kind) {
-            case ATTN_NORM, FFN_NORM, FINAL_NORM -> new long[] {config.dim()};
-            case EMBEDDING, HEAD -> new long[] {config.vocabSize(), config.dim()};
-            case WQ, WO -> new long[] {config.dim(), config.dim()};
-            case WK, WV -> new long[] {config.kvDim(), config.dim()};
-            case W_GATE, W_UP -> new long[] {config.hiddenDim(), config.dim()};
-            case W_DOWN -> new long[] {config.dim(), config.hiddenDim()};
-        };
+        long[] shape = LlamaLayout.expectedShape(kind, config);
         MemorySegment data = arena.allocate(type.byteSize(w.length, shape[shape.length - 1]), 64);
         for (int i = 0; i < w.length; i++) {
             switch (type) {
@@ -79,7 +73,7 @@ public final class SyntheticCheckpoint implements Checkpoint {
                 default -> data.set(I16, 2L * i, (short) (Float.floatToRawIntBits(w[i]) + 0x7FFF + (Float.floatToRawIntBits(w[i]) >> 16 & 1) >>> 16));
             }
         }
-        return new Tensor(kind.canonicalName(layer) + ".weight", shape, type, data);
+        return new Tensor(kind.ggufName(layer), shape, type, data);
     }
 
     @Override public Path source() { return source; }
@@ -94,7 +88,7 @@ public final class SyntheticCheckpoint implements Checkpoint {
 
     @Override
     public Optional<String> sourceName(TensorKind kind, int layer) {
-        String name = kind.canonicalName(layer) + ".weight";
+        String name = kind.ggufName(layer);
         return tensors.containsKey(name) ? Optional.of(name) : Optional.empty();
     }
 

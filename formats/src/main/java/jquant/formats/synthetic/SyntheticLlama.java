@@ -37,10 +37,13 @@ public final class SyntheticLlama {
         return switch (kind) {
             case ATTN_NORM, FFN_NORM, FINAL_NORM -> normGains(c.dim(), rnd);
             case EMBEDDING, HEAD -> gaussian(c.vocabSize() * c.dim(), 1.0 / Math.sqrt(c.dim()), rnd);
-            case WQ, WO -> gaussian(c.dim() * c.dim(), 1.0 / Math.sqrt(c.dim()), rnd);
+            case WQ -> gaussian(c.qDim() * c.dim(), 1.0 / Math.sqrt(c.dim()), rnd);
+            case WO -> gaussian(c.dim() * c.qDim(), 1.0 / Math.sqrt(c.qDim()), rnd);
             case WK, WV -> gaussian(c.kvDim() * c.dim(), 1.0 / Math.sqrt(c.dim()), rnd);
             case W_GATE, W_UP -> gaussian(c.hiddenDim() * c.dim(), 1.0 / Math.sqrt(c.dim()), rnd);
             case W_DOWN -> gaussian(c.dim() * c.hiddenDim(), 1.0 / Math.sqrt(c.hiddenDim()), rnd);
+            case Q_BIAS -> gaussian(c.qDim(), 0.1, rnd);
+            case K_BIAS, V_BIAS -> gaussian(c.kvDim(), 0.1, rnd);
         };
     }
 

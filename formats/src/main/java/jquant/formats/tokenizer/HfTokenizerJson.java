@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.PreTokenizer;
 import jquant.formats.Vocabulary;
 import jquant.formats.Vocabulary.TokenType;
@@ -170,7 +171,7 @@ public final class HfTokenizerJson {
      * into lists rather than through a JSON tree; a vocab or merges of another shape stays in the tree.
      */
     private static StreamedJson stream(Path file) throws CheckpointException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "no such file");
+        InputFiles.requireRegularFile(file);
         ObjectMapper mapper = new ObjectMapper();
         ObjectNode root = mapper.createObjectNode();
         List<String> pieces = new ArrayList<>();
@@ -236,9 +237,9 @@ public final class HfTokenizerJson {
     }
 
     private static JsonNode json(Path file) throws CheckpointException {
-        if (!Files.isRegularFile(file)) throw new CheckpointException(file, "no such file");
+        byte[] bytes = InputFiles.readAllBytes(file);
         try {
-            return new ObjectMapper().readTree(file.toFile());
+            return new ObjectMapper().readTree(bytes);
         } catch (IOException e) {
             throw new CheckpointException(file, "not valid JSON: " + e.getMessage(), e);
         }

@@ -1,11 +1,11 @@
 package jquant.formats.tokenizer;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import jquant.formats.CheckpointException;
+import jquant.formats.InputFiles;
 import jquant.formats.Vocabulary;
 
 /**
@@ -31,12 +31,7 @@ public final class SentencePieceModel {
     private SentencePieceModel() {}
 
     public static Vocabulary read(Path file) throws CheckpointException {
-        byte[] bytes;
-        try {
-            bytes = Files.readAllBytes(file);
-        } catch (IOException e) {
-            throw new CheckpointException(file, "cannot read SentencePiece model: " + e.getMessage(), e);
-        }
+        byte[] bytes = InputFiles.readAllBytes(file);
         try {
             return parse(bytes);
         } catch (IllegalArgumentException e) {
@@ -81,7 +76,8 @@ public final class SentencePieceModel {
         if (pieces.isEmpty()) throw new IllegalArgumentException("no pieces");
         float[] s = new float[scores.size()];
         for (int i = 0; i < s.length; i++) s[i] = scores.get(i);
-        return new Vocabulary(Vocabulary.Kind.SENTENCEPIECE, pieces, s, List.of(), bos, eos, true);
+        // SentencePiece adds BOS when the model has one; a model without a <s> control piece cannot.
+        return new Vocabulary(Vocabulary.Kind.SENTENCEPIECE, pieces, s, List.of(), bos, eos, bos >= 0);
     }
 
     private static void expect(int wire, int expected, String field) {

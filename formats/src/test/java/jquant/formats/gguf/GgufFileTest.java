@@ -223,6 +223,22 @@ class GgufFileTest {
     }
 
     @Test
+    void rejectsOverlappingTensorsAndTypesThatLeaveAGap() throws IOException {
+        // Two F32 [16] tensors of 64 bytes each, packed as ggml packs them.
+        assertRejected(new GgufBytes().header(3, 2, 0).tensor("a", new long[] {16}, 0, 0).tensor("b", new long[] {16}, 0, 32)
+                .padTo(32).zeros(128).bytes(), "tensor a (F32, bytes 0..64 of the data section) overlaps tensor b at 32");
+        // a's type edited from F32 to F16: it still fits, but leaves 32 unexplained bytes before b.
+        assertRejected(new GgufBytes().header(3, 2, 0).tensor("a", new long[] {16}, 1, 0).tensor("b", new long[] {16}, 0, 64)
+                .padTo(32).zeros(128).bytes(), "unexplained gap of 32 bytes after tensor a", "as F16 it takes 32 bytes");
+        // The table's order is not the data's: the check goes by offset.
+        byte[] packed = new GgufBytes().header(3, 2, 0).tensor("b", new long[] {16}, 0, 64).tensor("a", new long[] {16}, 0, 0)
+                .padTo(32).zeros(128).bytes();
+        try (GgufFile f = GgufFile.open(file(packed))) {
+            assertThat(f.tensors()).containsOnlyKeys("a", "b");
+        }
+    }
+
+    @Test
     void rejectsBadTensorShapesAndAlignment() {
         assertRejected(new GgufBytes().header(3, 1, 0).tensor("w", new long[] {1, 1, 1, 1, 1}, 0, 0).bytes(), "5 dimensions");
         assertRejected(new GgufBytes().header(3, 1, 0).tensor("w", new long[] {0}, 0, 0).bytes(), "dimension 0");

@@ -153,6 +153,13 @@ class SafetensorsCheckpointTest {
     }
 
     @Test
+    void refusesAConfigWithFewerLayersThanTheWeightsNamingTheExtras() throws Exception {
+        Path f = withConfig(c -> c.put("num_hidden_layers", c.get("num_hidden_layers").asInt() - 1));
+        assertThatThrownBy(() -> SafetensorsCheckpoint.open(f)).isInstanceOf(CheckpointException.class)
+                .hasMessageContainingAll("tensors are not used by the 4-layer model its config describes", "model.layers.4.");
+    }
+
+    @Test
     void refusesMissingConfigFields() throws Exception {
         Path f = withConfig(c -> c.remove("rms_norm_eps"));
         assertThatThrownBy(() -> SafetensorsCheckpoint.open(f)).isInstanceOf(CheckpointException.class).hasMessageContaining("missing rms_norm_eps");
@@ -190,7 +197,7 @@ class SafetensorsCheckpointTest {
             c.remove("architectures");
             c.put("model_type", "gpt2");
         });
-        assertThatThrownBy(() -> SafetensorsCheckpoint.open(gpt)).isInstanceOf(CheckpointException.class).hasMessageContaining("model_type 'gpt2'");
+        assertThatThrownBy(() -> SafetensorsCheckpoint.open(gpt)).isInstanceOf(CheckpointException.class).hasMessageContaining("architecture 'gpt2' (model_type) is not supported");
         Path scaled = withConfig(c -> c.putObject("rope_scaling").put("rope_type", "llama3"));
         assertThatThrownBy(() -> SafetensorsCheckpoint.open(scaled)).isInstanceOf(CheckpointException.class).hasMessageContaining("rope_scaling");
     }
@@ -216,11 +223,12 @@ class SafetensorsCheckpointTest {
         try (SafetensorsCheckpoint c = SafetensorsCheckpoint.open(folder)) {
             Vocabulary v = c.vocabulary().orElseThrow();
             assertThat(v.kind()).isEqualTo(Vocabulary.Kind.BPE);
-            assertThat(v.pieces()).containsExactly("a", "b", "ab", "<|end|>");
+            // padded to config.json's vocab_size with unused [PAD<id>] tokens, as convert_hf_to_gguf.py pads
+            assertThat(v.pieces()).hasSize(512).startsWith("a", "b", "ab", "<|end|>", "[PAD4]");
             assertThat(v.merges()).containsExactly("a b", "ab b");
             assertThat(v.bos()).isEqualTo(1); // from config.json bos_token_id
             assertThat(v.eos()).isEqualTo(2);
-            assertThat(v.types()).containsExactly(TokenType.NORMAL, TokenType.NORMAL, TokenType.NORMAL, TokenType.CONTROL);
+            assertThat(v.types()).startsWith(TokenType.NORMAL, TokenType.NORMAL, TokenType.NORMAL, TokenType.CONTROL, TokenType.UNUSED);
             assertThat(v.preTokenizer()).isEqualTo(PreTokenizer.GPT2);
         }
         Files.writeString(folder.resolve("tokenizer.json"), "{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}");

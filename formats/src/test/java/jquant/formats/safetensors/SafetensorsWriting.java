@@ -14,7 +14,7 @@ import java.nio.file.Path;
 import java.util.Collection;
 import jquant.formats.Tensor;
 
-/** Test-side safetensors writing: whole files from tensors, or raw header + data for malformed ones. */
+/** Test-side safetensors writing: whole files through {@link SafetensorsWriter}, or raw header + data for malformed ones. */
 final class SafetensorsWriting {
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -30,18 +30,7 @@ final class SafetensorsWriting {
     }
 
     static void write(Path file, Collection<Tensor> tensors) throws IOException {
-        ObjectNode header = JSON.createObjectNode();
-        header.putObject("__metadata__").put("format", "pt");
-        ByteArrayOutputStream data = new ByteArrayOutputStream();
-        for (Tensor t : tensors) {
-            ObjectNode e = header.putObject(t.name());
-            e.put("dtype", t.dtype().name());
-            var shape = e.putArray("shape");
-            for (long d : t.shape()) shape.add(d);
-            e.putArray("data_offsets").add(data.size()).add(data.size() + t.byteSize());
-            data.writeBytes(t.data().toArray(ValueLayout.JAVA_BYTE));
-        }
-        raw(file, JSON.writeValueAsString(header), data.toByteArray());
+        SafetensorsWriter.write(file, tensors.stream().map(jquant.formats.gguf.GgufWriter.PendingTensor::of).toList());
     }
 
     /** A folder holding the real stories260K config, tokenizer files and, if asked, its weights. */

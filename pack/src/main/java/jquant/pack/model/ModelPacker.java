@@ -55,6 +55,8 @@ public final class ModelPacker {
     /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
     public static final String PLAN = "plan";
     public static final String QUANTIZATION = "quantization";
+    /** Key of {@code quantization}: how kept tensors are stored (absent in files that kept them as f32 before there was a choice). */
+    public static final String KEEP_TYPE = "keepType";
     /** Keys of {@code quantization.smoothing}: which model and which calibration stats file were applied. */
     public static final String SMOOTHING = "smoothing", MODEL_FINGERPRINT = "modelFingerprint", STATS_SHA256 = "statsSha256";
     /** Key of {@code quantization}: {@code rtn} or {@code gptq} (absent in files from before GPTQ: rtn). */
@@ -63,28 +65,54 @@ public final class ModelPacker {
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
 
+    /**
+     * How a kept tensor is stored: float32, float16 (the default: half the bytes, and rounding to 11
+     * significant bits is far below what any plan's widths lose), or 8-bit weightlets with one float32
+     * scale per row (a quarter of float32; runs weight-only, {@link TensorEncoding#KEPT}).
+     */
+    public enum KeepType {
+        f32, f16, q8;
+
+        /** The keep type named {@code name}, or an error listing the names. */
+        public static KeepType parse(String name) {
+            try {
+                return valueOf(name);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("unknown keep type '" + name + "' (" + java.util.Arrays.toString(values()) + ")");
+            }
+        }
+    }
+
     private ModelPacker() {}
 
     /**
      * What to pack with.
      *
      * @param plan      per-channel widths of every tensor packed as weightlets
-     * @param keep      which of token_embd / output stay float32 (a subset of {@link #KEEPABLE})
+     * @param keep      which of token_embd / output stay out of the plan (a subset of {@link #KEEPABLE})
+     * @param keepType  how the kept ones are stored
      * @param smoothing the source after calibration's smoothing, or null to pack the raw weights (the
      *                  file then has no static activation scales and cannot run in the NPU mode)
+     * @param rounding  how the planned tensors' weights are rounded onto their grids (GPTQ needs {@code smoothing})
      */
-    public record Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing, Rounding rounding) {
+    public record Options(BitPlan plan, Set<TensorKind> keep, KeepType keepType, SmoothedSource smoothing, Rounding rounding) {
         public Options {
             keep = keep.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(keep));
-            if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept as float32, not " + keep);
+            if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept out of the plan, not " + keep);
+            if (keepType == null) throw new IllegalArgumentException("no keep type");
             if (rounding == Rounding.GPTQ && smoothing == null) {
                 throw new IllegalArgumentException("GPTQ rounding needs calibration stats (E[x·xᵀ] of every layer's input): pack with --stats");
             }
         }
 
         /** Rounded to nearest. */
+        public Options(BitPlan plan, Set<TensorKind> keep, KeepType keepType, SmoothedSource smoothing) {
+            this(plan, keep, keepType, smoothing, Rounding.RTN);
+        }
+
+        /** Kept tensors stored as float16, rounded to nearest. */
         public Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing) {
-            this(plan, keep, smoothing, Rounding.RTN);
+            this(plan, keep, KeepType.f16, smoothing);
         }
 
         /**
@@ -127,11 +155,11 @@ public final class ModelPacker {
     static List<Stage> stages(ModelConfig c) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new Stage("embedding", List.of(new Entry(TensorKind.EMBEDDING, 0))));
-        TensorKind[] block = {TensorKind.ATTN_NORM, TensorKind.WQ, TensorKind.WK, TensorKind.WV, TensorKind.WO,
-                TensorKind.FFN_NORM, TensorKind.W_GATE, TensorKind.W_UP, TensorKind.W_DOWN};
+        TensorKind[] block = {TensorKind.ATTN_NORM, TensorKind.WQ, TensorKind.WK, TensorKind.WV, TensorKind.Q_BIAS, TensorKind.K_BIAS,
+                TensorKind.V_BIAS, TensorKind.WO, TensorKind.FFN_NORM, TensorKind.W_GATE, TensorKind.W_UP, TensorKind.W_DOWN};
         for (int l = 0; l < c.layers(); l++) {
             List<Entry> entries = new ArrayList<>();
-            for (TensorKind k : block) entries.add(new Entry(k, l));
+            for (TensorKind k : block) if (k.presentIn(c)) entries.add(new Entry(k, l));
             stages.add(new Stage("layer." + l, entries));
         }
         List<Entry> head = new ArrayList<>(List.of(new Entry(TensorKind.FINAL_NORM, 0)));
@@ -146,8 +174,7 @@ public final class ModelPacker {
      */
     static ModelConfig fileConfig(ModelConfig c, Options options) {
         if (!c.tiedEmbeddings() || !options.smoothsHead()) return c;
-        return new ModelConfig(c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.vocabSize(), c.maxSeqLen(),
-                c.ropeTheta(), c.rmsEps(), false);
+        return c.withTiedEmbeddings(false);
     }
 
     /** Packs {@code source} into {@code out}; with {@link Options#smoothing}, its smoothed weights. */
@@ -178,7 +205,18 @@ public final class ModelPacker {
     static TensorEncoding.Parts encode(Checkpoint source, Entry e, Options options) {
         boolean smoothed = options.smooths(e.kind());
         Tensor t = (smoothed ? options.smoothing().smoothed() : source).tensor(e.kind(), e.layer());
-        if (isFloat(e.kind(), options)) return TensorEncoding.f32(t.toFloats());
+        if (isFloat(e.kind(), options)) {
+            if (!KEEPABLE.contains(e.kind())) return TensorEncoding.f32(t.toFloats());
+            return switch (options.keepType()) {
+                case f32 -> TensorEncoding.f32(t.toFloats());
+                case f16 -> TensorEncoding.f16(t.toFloats());
+                case q8 -> {
+                    byte[] eight = new byte[t.rows()];
+                    java.util.Arrays.fill(eight, (byte) 8);
+                    yield TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), eight);
+                }
+            };
+        }
         TensorPlan p = planFor(options.plan(), e, source);
         if (p.rows() != t.rows() || p.cols() != t.cols()) {
             throw new IllegalArgumentException("the plan's " + p.name() + " is " + p.rows() + "×" + p.cols() + " but the model's "
@@ -201,6 +239,10 @@ public final class ModelPacker {
      */
     static Map<String, Object> attrs(Entry e, TensorEncoding.Parts parts, Options options) {
         Map<String, Object> attrs = new LinkedHashMap<>();
+        if (parts.encoding().equals(TensorEncoding.WEIGHTLET) && options.keep().contains(e.kind())) {
+            attrs.put(TensorEncoding.KEPT, options.keepType().name());
+            return attrs;
+        }
         if (!parts.encoding().equals(TensorEncoding.WEIGHTLET) || !options.smooths(e.kind())) return attrs;
         SmoothedSource s = options.smoothing();
         attrs.put(TensorEncoding.INPUT_SCALE, (double) s.inputScale(e.kind(), e.layer()));
@@ -281,6 +323,7 @@ public final class ModelPacker {
         q.put("averageBits", options.plan().averageBits());
         ArrayNode keep = q.putArray("keep");
         for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
+        q.put(KEEP_TYPE, options.keepType().name());
         q.put("activationScales", options.smoothing() != null);
         q.put(ROUNDING, options.rounding().label());
         if (options.smoothing() == null) {

@@ -92,18 +92,18 @@ public final class PackedModelVerifier {
 
     /** The options the file was packed with, from its metadata, with the smoothing it records checked against {@code smoothing}. */
     static ModelPacker.Options options(JqwFile file, SmoothedSource smoothing) throws CheckpointException {
-        JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
-        if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
-        BitPlan plan;
-        try {
-            plan = BitPlanJson.fromBytes(new ObjectMapper().writeValueAsBytes(planNode));
-        } catch (IOException | IllegalArgumentException e) {
-            throw new CheckpointException(file.path(), "its bit plan is not valid: " + e.getMessage());
-        }
+        BitPlan plan = plan(file);
         Set<TensorKind> keep = EnumSet.noneOf(TensorKind.class);
         for (JsonNode k : file.metadata().path(ModelPacker.QUANTIZATION).path("keep")) {
             keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
                     .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
+        }
+        JsonNode keepType = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE);
+        ModelPacker.KeepType type;
+        try {
+            type = keepType.isTextual() ? ModelPacker.KeepType.parse(keepType.asText()) : ModelPacker.KeepType.f32;
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(file.path(), e.getMessage());
         }
         JsonNode rounding = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.ROUNDING);
         Rounding r;
@@ -112,7 +112,7 @@ public final class PackedModelVerifier {
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());
         }
-        return new ModelPacker.Options(plan, keep, checkedSmoothing(file, smoothing), r);
+        return new ModelPacker.Options(plan, keep, type, checkedSmoothing(file, smoothing), r);
     }
 
     /**
@@ -121,13 +121,17 @@ public final class PackedModelVerifier {
      */
     public static BitPlan recordedPlan(Path packed) throws IOException {
         try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
-            JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
-            if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
-            try {
-                return BitPlanJson.fromBytes(new ObjectMapper().writeValueAsBytes(planNode));
-            } catch (IllegalArgumentException e) {
-                throw new CheckpointException(file.path(), "its bit plan is not valid: " + e.getMessage());
-            }
+            return plan(file);
+        }
+    }
+
+    private static BitPlan plan(JqwFile file) throws CheckpointException {
+        JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
+        if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
+        try {
+            return BitPlanJson.fromBytes(new ObjectMapper().writeValueAsBytes(planNode));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new CheckpointException(file.path(), "its bit plan is not valid: " + e.getMessage());
         }
     }
 

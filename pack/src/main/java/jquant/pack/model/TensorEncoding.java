@@ -17,10 +17,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The two tensor encodings of a jquant packed model file ({@code docs/jqw-format.md}, "Tensor
+ * The tensor encodings of a jquant packed model file ({@code docs/jqw-format.md}, "Tensor
  * encodings"):
  * <pre>
  * f32        part data    rows·cols float32, little-endian, row-major
+ * f16        part data    rows·cols IEEE float16 (rounded to nearest even), little-endian, row-major
  * weightlet  part scales  one float32 per output channel (little-endian): w ≈ scale · int8
  *            part widths  {@link ChannelBitWidths}: 3-bit codes B − 1, ceil(3·rows/8) bytes
  *            part data    the channels in the {@link WeightletLayout} format, back to back
@@ -30,6 +31,7 @@ import java.util.Map;
  */
 public final class TensorEncoding {
     public static final String F32 = "f32";
+    public static final String F16 = "f16";
     public static final String WEIGHTLET = "weightlet";
     public static final String DATA = "data";
     public static final String SCALES = "scales";
@@ -38,6 +40,12 @@ public final class TensorEncoding {
     public static final String INPUT_SCALE = "inputScale";
     /** Attribute: the static per-tensor int8 scale of this linear layer's smoothed output {@code o / S_O'^β}. */
     public static final String OUTPUT_SCALE = "outputScale";
+    /**
+     * Attribute of a tensor kept out of the plan ({@code pack --keep}) but stored as 8-bit weightlets
+     * ({@code --keep-type q8}): its value is "q8". Such a tensor has no static activation scales and
+     * runs weight-only in every mode.
+     */
+    public static final String KEPT = "kept";
     /** Attribute: α of the smoothing group this linear layer belongs to. */
     public static final String ALPHA = "alpha";
 
@@ -56,6 +64,14 @@ public final class TensorEncoding {
         ByteBuffer b = ByteBuffer.allocate(Math.multiplyExact(values.length, Float.BYTES)).order(ByteOrder.LITTLE_ENDIAN);
         b.asFloatBuffer().put(values);
         return new Parts(F32, Map.of(DATA, b));
+    }
+
+    /** Values rounded to float16 (round to nearest even). */
+    public static Parts f16(float[] values) {
+        ByteBuffer b = ByteBuffer.allocate(Math.multiplyExact(values.length, 2)).order(ByteOrder.LITTLE_ENDIAN);
+        for (float v : values) b.putShort(Float.floatToFloat16(v));
+        b.flip();
+        return new Parts(F16, Map.of(DATA, b));
     }
 
     /** Quantizes a row-major {@code rows × cols} matrix, row r to {@code bits[r]} bits, and packs it. */

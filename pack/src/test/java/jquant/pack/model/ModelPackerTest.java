@@ -43,6 +43,31 @@ class ModelPackerTest {
     }
 
     @Test
+    void everyKeepTypeVerifiesAndStoresTheKeptTensorsAsSaid(@TempDir Path dir) throws Exception {
+        try (Checkpoint c = TestModels.stories260K()) {
+            BitPlan plan = TestModels.plan(c, 5);
+            for (ModelPacker.KeepType type : ModelPacker.KeepType.values()) {
+                Path f = dir.resolve(type + ".jqw");
+                ModelPacker.pack(c, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, type, null), f, QUIET);
+                assertThat(PackedModelVerifier.verify(f, c, null, QUIET).problems()).as(type.name()).isEmpty();
+                try (JqwFile j = JqwFile.open(f)) {
+                    JqwTensor embedding = j.tensors().get("token_embd");
+                    assertThat(embedding.encoding()).isEqualTo(switch (type) {
+                        case f32 -> TensorEncoding.F32;
+                        case f16 -> TensorEncoding.F16;
+                        case q8 -> TensorEncoding.WEIGHTLET;
+                    });
+                    if (type == ModelPacker.KeepType.q8) {
+                        assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
+                        assertThat(TensorEncoding.readWeightlet(j, embedding).packed().bits()).containsOnly(8);
+                    }
+                    assertThat(j.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE).asText()).isEqualTo(type.name());
+                }
+            }
+        }
+    }
+
+    @Test
     void packedStories260KVerifiesHoldsThePlansCodesAndIsDeterministic(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
             BitPlan plan = TestModels.plan(c, 4);
@@ -58,7 +83,7 @@ class ModelPackerTest {
             try (JqwFile f = JqwFile.open(a)) {
                 assertThat(f.layers()).extracting(JqwLayer::name).containsExactly(
                         "embedding", "layer.0", "layer.1", "layer.2", "layer.3", "layer.4", "head");
-                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F32);
+                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);   // kept, f16 by default
                 // every channel unpacks to the quantizer's codes for its planned width, with its scale
                 JqwTensor up = f.tensors().get("blk.2.ffn_up");
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(f, up);
@@ -156,7 +181,7 @@ class ModelPackerTest {
                 // the smoothed classifier is no longer the embedding: the file is untied and has its own output
                 assertThat(j.metadata().path("model").path("tiedEmbeddings").asBoolean()).isFalse();
                 assertThat(j.tensors().get("output").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);
-                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F32);
+                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);
                 JqwTensor up = j.tensors().get("blk.1.ffn_up");
                 var t = c.tensor(TensorKind.W_UP, 1);
                 float[] plain = SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), plan.tensor("blk.1.ffn_up").bits()).scales();

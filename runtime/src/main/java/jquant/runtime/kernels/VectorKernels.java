@@ -26,11 +26,15 @@ public final class VectorKernels implements Kernels {
      * differently before and after compilation; a fixed order keeps every result reproducible.
      */
     private static float laneSum(FloatVector v) {
-        float[] lanes = v.toArray();
+        float[] lanes = LANE_SCRATCH.get();
+        v.intoArray(lanes, 0);
         float sum = 0f;
         for (float lane : lanes) sum += lane;
         return sum;
     }
+
+    /** Where {@link #laneSum} spills a vector: {@code toArray()} would allocate per call, in the attention's inner loop. */
+    private static final ThreadLocal<float[]> LANE_SCRATCH = ThreadLocal.withInitial(() -> new float[LANES]);
 
     /**
      * {@code x[k] = exp(x[k] - shift)} with {@link Math#exp}, which HotSpot computes identically in
@@ -101,20 +105,16 @@ public final class VectorKernels implements Kernels {
         for (; k < len; k++) x[off + k] *= inv;
     }
 
+    /**
+     * Element by element: {@link Math#exp} has no vector form that rounds the same in every JIT tier,
+     * and with it scalar, lanes would gain nothing but allocations.
+     */
     @Override
     public void siluMul(float[] gate, float[] up, int len) {
-        int bound = F.loopBound(len);
-        int k = 0;
-        for (; k < bound; k += LANES) {
-            FloatVector g = FloatVector.fromArray(F, gate, k);
-            float[] e = g.neg().toArray();
-            for (int j = 0; j < LANES; j++) e[j] = (float) Math.exp(e[j]);
-            FloatVector sig = FloatVector.fromArray(F, e, 0).add(1f);
-            g.div(sig).mul(FloatVector.fromArray(F, up, k)).intoArray(gate, k);
-        }
-        for (; k < len; k++) {
+        for (int k = 0; k < len; k++) {
             float g = gate[k];
             gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
         }
     }
+
 }

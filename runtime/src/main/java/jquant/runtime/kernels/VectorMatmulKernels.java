@@ -231,7 +231,11 @@ public final class VectorMatmulKernels implements MatmulKernels {
         c10.intoArray(acc, accAt + 4 * L); c11.intoArray(acc, accAt + 5 * L); c12.intoArray(acc, accAt + 6 * L); c13.intoArray(acc, accAt + 7 * L);
         c20.intoArray(acc, accAt + 8 * L); c21.intoArray(acc, accAt + 9 * L); c22.intoArray(acc, accAt + 10 * L); c23.intoArray(acc, accAt + 11 * L);
         c30.intoArray(acc, accAt + 12 * L); c31.intoArray(acc, accAt + 13 * L); c32.intoArray(acc, accAt + 14 * L); c33.intoArray(acc, accAt + 15 * L);
-        int[] rows = {at0, at1, at2, at3}, tokens = {x0, x1, x2, x3};
+        if (end < k1) tileTail(w, new int[] {at0, at1, at2, at3}, x, new int[] {x0, x1, x2, x3}, end, k1, acc, accAt);
+    }
+
+    /** The last columns of a tile, fewer than a vector, one chain element at a time. */
+    private static void tileTail(float[] w, int[] rows, float[] x, int[] tokens, int end, int k1, float[] acc, int accAt) {
         for (int k = end; k < k1; k++) {
             int c = k - end;
             for (int t = 0; t < 4; t++) {

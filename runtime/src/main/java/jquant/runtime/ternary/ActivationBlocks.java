@@ -1,5 +1,14 @@
 package jquant.runtime.ternary;
 
+import static jdk.incubator.vector.VectorOperators.ADD;
+import static jdk.incubator.vector.VectorOperators.ASHR;
+import static jdk.incubator.vector.VectorOperators.LSHL;
+import static jdk.incubator.vector.VectorOperators.MAX;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.ShortVector;
+
 /**
  * One activation column quantized to int8 per block of {@value #BLOCK}: {@code scale = max|x| / 127},
  * {@code q = rint(x / scale)}, with each block's sum of q precomputed (the +1 offset of stored codes
@@ -16,6 +25,10 @@ public final class ActivationBlocks {
 
     public static final int BLOCK = 128;
 
+    /** 1.5 · 2^23: added and subtracted, rounds |v| &lt; 2^22 to an integer, ties to even. */
+    private static final float ROUND = 0x1.8p23f;
+    private static final int ROUND_BITS = Float.floatToRawIntBits(ROUND);
+
     private final byte[] q;
     private final float[] scales;
     private final int[] sums;
@@ -30,26 +43,53 @@ public final class ActivationBlocks {
         this.q = q;
         this.scales = scales;
         this.sums = new int[scales.length];
-        for (int i = 0; i < q.length; i++) {
-            if (q[i] == Byte.MIN_VALUE) throw new IllegalArgumentException("activation " + i + " is -128; the range is ±127");
-            sums[i / BLOCK] += q[i];
+        for (int b = 0; b < sums.length; b++) {
+            ShortVector sum = ShortVector.zero(Simd.S);
+            for (int i = b * BLOCK; i < (b + 1) * BLOCK; i += Simd.VB) {
+                ByteVector v = ByteVector.fromArray(Simd.B, q, i);
+                if (v.eq(Byte.MIN_VALUE).anyTrue()) {
+                    throw new IllegalArgumentException("activation " + (i + v.eq(Byte.MIN_VALUE).firstTrue()) + " is -128; the range is ±127");
+                }
+                ShortVector pairs = v.reinterpretAsShorts();
+                sum = sum.add(pairs.lanewise(LSHL, 8).lanewise(ASHR, 8)).add(pairs.lanewise(ASHR, 8));
+            }
+            sums[b] = sum.reduceLanes(ADD);   // |sum| ≤ 128 · 127: exact in a short
         }
     }
 
     /** Quantizes one float column; a non-finite value is an error, an all-zero block gets scale 0. */
-    public static ActivationBlocks quantize(float[] x) {
-        byte[] q = new byte[x.length];
-        float[] scales = new float[x.length / BLOCK];
+    public static ActivationBlocks quantize(float[] x) { return quantize(x, 0, x.length); }
+
+    /**
+     * Quantizes {@code x[off, off + cols)} with vector arithmetic that rounds exactly as the
+     * definition: {@code x / scale} is one IEEE division per lane, and adding 1.5·2^23 rounds a float
+     * of magnitude below 2^22 to the nearest integer, ties to even, as {@link Math#rint}; that integer
+     * is then the float's low mantissa bits. A non-finite value shows as a non-finite block maximum
+     * (max propagates NaN) and is then looked up.
+     */
+    public static ActivationBlocks quantize(float[] x, int off, int cols) {
+        if (cols <= 0 || cols % BLOCK != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + BLOCK);
+        byte[] q = new byte[cols];
+        float[] scales = new float[cols / BLOCK];
+        int w = Simd.F.length();
+        int[] rounded = new int[BLOCK];
         for (int b = 0; b < scales.length; b++) {
-            float max = 0f;
-            for (int i = b * BLOCK; i < (b + 1) * BLOCK; i++) {
-                if (!Float.isFinite(x[i])) throw new IllegalArgumentException("activation " + i + " is " + x[i]);
-                max = Math.max(max, Math.abs(x[i]));
+            int at = off + b * BLOCK;
+            FloatVector max = FloatVector.zero(Simd.F);
+            for (int i = 0; i < BLOCK; i += w) max = max.max(FloatVector.fromArray(Simd.F, x, at + i).abs());
+            float peak = max.reduceLanes(MAX);
+            if (!Float.isFinite(peak)) {
+                for (int i = at; i < at + BLOCK; i++) {
+                    if (!Float.isFinite(x[i])) throw new IllegalArgumentException("activation " + (i - off) + " is " + x[i]);
+                }
             }
-            float scale = max / 127f;
+            float scale = peak / 127f;
             scales[b] = scale;
             if (scale == 0f) continue;
-            for (int i = b * BLOCK; i < (b + 1) * BLOCK; i++) q[i] = (byte) Math.rint(x[i] / scale);
+            for (int i = 0; i < BLOCK; i += w) {
+                FloatVector.fromArray(Simd.F, x, at + i).div(scale).add(ROUND).reinterpretAsInts().sub(ROUND_BITS).intoArray(rounded, i);
+            }
+            for (int i = 0; i < BLOCK; i++) q[b * BLOCK + i] = (byte) rounded[i];
         }
         return new ActivationBlocks(q, scales);
     }
@@ -67,6 +107,9 @@ public final class ActivationBlocks {
     public int blocks() { return scales.length; }
 
     public byte q(int i) { return q[i]; }
+
+    /** The int8 values themselves, for the kernels' arrangement (not to be modified). */
+    byte[] values() { return q; }
 
     public float scale(int block) { return scales[block]; }
 

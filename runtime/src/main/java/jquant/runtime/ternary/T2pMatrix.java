@@ -1,292 +1,279 @@
 package jquant.runtime.ternary;
 
 import static jdk.incubator.vector.VectorOperators.ASHR;
-import static jdk.incubator.vector.VectorOperators.I2F;
 import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.LSHR;
-import static jdk.incubator.vector.VectorOperators.S2I;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorShuffle;
-import jdk.incubator.vector.VectorSpecies;
-import jquant.formats.quant.Pq2Block;
 import jquant.formats.quant.T2pBlock;
+import jquant.runtime.kernels.WorkerPool;
 
 /**
- * Ternary matrix in the T2P row-pair layout ({@link T2pBlock}), with the decode (matvec) kernel and
- * the prefill kernel over tiles of {@value #TILE} activation columns.
+ * Ternary matrix in the T2P row-pair layout ({@link T2pBlock}), computed on the stored bytes (a slice
+ * of the mapped file), with the decode (matvec) kernel and the prefill kernel over tiles of
+ * {@value #TILE} activation columns.
  *
- * <p>One 512-bit load holds a whole row pair of a block: 4 words × (8 bytes of row a, 8 of row b).
- * The Vector API has no int8 dot product (no sdot / VNNI), so the kernel views the bytes as 32 short
- * lanes and multiplies in 16 bits. Each short holds two code bytes (lo = even j, hi = odd j), four
- * slots each; the eight slot values come out with masks, and shifts only where a mask alone would not
- * do: every slot is brought to 4u (mask 0x0C as the seed's slot 1; slots 2 and 3 shifted down to it)
- * or left at u with the activation pre-multiplied by 4. All eight products are then 4·u·y, so one
- * short accumulator holds them (|Σ| ≤ 8·4·3·127 = 12192, exact for u ≤ 3) and
+ * <p>A pair's 64 code bytes are 4 words × (8 bytes of row a, 8 of row b); a vector of {@link Simd#VB}
+ * bytes holds {@code VB / 16} words of one pair (all four at 512 bits: one "chunk" per pair). The
+ * Vector API has no int8 dot product (no sdot / VNNI), so the kernel views the bytes as short lanes
+ * and multiplies in 16 bits. Each short holds two code bytes (lo = even j, hi = odd j), four slots
+ * each; the eight slot values come out with masks, and shifts only where a mask alone would not do:
+ * every slot is brought to 4u (mask 0x0C as the T2P write-up's slot 1; slots 2 and 3 shifted down
+ * to it) or left at u with the activation pre-multiplied by 4. All eight products are then 4·u·y, so
+ * one short accumulator holds them (|Σ| ≤ 8·4·3·127 = 12192, exact for u ≤ 3) and
  * <pre>   dot(w, y) = (Σ 4·u·y) / 4 − sum(y)   </pre>
  * is exact. (Per-slot accumulators recombined as a2 + 4·a1 + 16·(a0 + a3) would overflow 16 bits;
- * the scalar twin keeps that recombination of the seed in int.) Activations are "dup8": the lane of
- * row b of a word carries the same activation as the lane of row a, so one register serves both
- * rows of a pair, and both pairs of a block; decode stores the 16 distinct values per vector and
- * duplicates them with one permute, prefill (compute-bound) keeps them pre-duplicated. Per-block,
- * per-row ints come out of a {@link LaneTree}; the float epilogue handles the block's four rows as
- * one vector.
+ * the scalar twin keeps that recombination of the write-up in int.) Activations are "dup8": the lane
+ * of row b of a word carries the same activation as the lane of row a, so one register serves both
+ * rows of a pair and both pairs of a block. Per-block, per-row ints come out of a {@link LaneTree};
+ * the float epilogue converts each block's four fp16 row scales (8 bytes read beside the codes) in
+ * vector lanes and adds the terms block by block, four rows at once.
+ *
+ * <p>What was tried, each measured against this kernel in the same run (1 thread, 2048 columns,
+ * 512 bits; the machine shared, load average 0.5–5):
+ * <ul>
+ *   <li>this multiply-in-16-bit kernel alone: 21 GB/s from memory (probe 24), 24 GB/s from L2;</li>
+ *   <li>16 distinct activations per vector, duplicated by a permute in the loop: 18.6 / 21 GB/s
+ *       (the permutes cost more than the larger activation footprint);</li>
+ *   <li>mask-and-add in 16-bit lanes (each code bit tested into a mask, the activation or its
+ *       double added under it): 9.7 / 10.4 GB/s — four operations per code against three;</li>
+ *   <li>table lookup (T-MAC / bitnet.cpp TL): cannot run on this layout for decode — a shuffle
+ *       indexes one table for all its lanes, and the lanes of a T2P word meet eight different
+ *       activations; it needs weights of many rows for one activation group side by side. For
+ *       prefill, with lanes as 32 columns, tables of the 16 sums of each activation pair indexed by
+ *       the nibbles of any 2-bit layout in place: 52–58 GMAC/s with a block's 64 KiB of tables in
+ *       L2, about 100 with tables forced into L1 (an upper bound), against 104–113 for this
+ *       kernel's prefill core — not kept.</li>
+ * </ul>
  */
 public final class T2pMatrix implements TernaryMatrix {
 
     /** Activation columns per prefill tile. */
     public static final int TILE = 4;
-    /** Shorts of arranged activations per block: 8 slot vectors × 32 lanes. */
-    static final int ACT_PER_BLOCK = 256;
-    /**
-     * Decode works on batches of {@value #GROUP_BATCH} row groups × {@value #CHUNK_BLOCKS} blocks (4096
-     * columns), so that the working set per row group stays what measured fast and steady.
-     */
-    static final int CHUNK_BLOCKS = 32, GROUP_BATCH = 16;
-
-    private static final VectorSpecies<Byte> B = ByteVector.SPECIES_512;
-    private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
-    private static final VectorSpecies<Short> S4 = ShortVector.SPECIES_64;
-    private static final VectorSpecies<Integer> I4 = IntVector.SPECIES_128;
-    private static final VectorSpecies<Float> F4 = FloatVector.SPECIES_128;
-    /** 2^112: fp16 bits moved to float position, times this, are the fp16 value (normal or subnormal). */
-    private static final float FP16_REBIAS = 0x1p112f;
+    /** Blocks (of 4 rows) per batch of row groups: the batch's tree ints stay in L1, its codes in L2. */
+    static final int BATCH_BLOCKS = 256;
+    /** Vectors of one pair's 64 code bytes. */
+    private static final int CHUNKS = T2pBlock.PAIR_BYTES / Simd.VB;
+    /** Shorts of arranged activations per block: 8 slot vectors per chunk. */
+    static final int ACT_PER_BLOCK = 8 * Simd.LS * CHUNKS;
+    /** Int partials per row per block after the first tree step, and the tree levels that sum them. */
+    private static final int PARTIALS = Simd.LI / 4, LEVELS = Integer.numberOfTrailingZeros(PARTIALS);
+    private static final ValueLayout.OfLong HEADER = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final LaneTree TREE;
+    /** Lane i of slot vector (s, h) of a chunk takes short 16·(i/8) + 4s + i%4 of the chunk's 32 activation shorts. */
+    private static final ShortVector[] SLOT_INDEX = new ShortVector[4];
 
     static {
-        int[] rowInPair = new int[32];
-        for (int l = 0; l < 32; l++) rowInPair[l] = (l % 8) / 4;   // short lane l holds bytes 2l, 2l+1 of its word
+        int[] rowInPair = new int[Simd.LS];
+        for (int l = 0; l < Simd.LS; l++) rowInPair[l] = (l % 8) / 4;   // short lane l holds bytes 2l, 2l+1 of its word
         TREE = new LaneTree(rowInPair);
+        for (int s = 0; s < 4; s++) {
+            short[] idx = new short[Simd.LS];
+            for (int i = 0; i < Simd.LS; i++) idx[i] = (short) (16 * (i / 8) + 4 * s + i % 4);
+            SLOT_INDEX[s] = ShortVector.fromArray(Simd.S, idx, 0);
+        }
     }
 
-    private final byte[] data;
-    private final int rows, cols, blocks;
-    private final RowPool pool;
+    private final MemorySegment data;
+    private final int rows, cols, blocks, paddedBlocks;
+    /** Row groups per batch: each phase (kernel, tree, epilogue) runs over a whole batch, so its per-call cost is shared. */
+    private final int batch;
+    private final WorkerPool pool;
 
-    public T2pMatrix(byte[] data, int rows, int cols, RowPool pool) {
+    /** {@code data} holds {@code rows/4 × cols/128} T2P blocks; it is read in place, never copied. */
+    public T2pMatrix(MemorySegment data, int rows, int cols, WorkerPool pool) {
         if (rows % T2pBlock.ROWS != 0 || cols % T2pBlock.WEIGHTS != 0 || rows <= 0 || cols <= 0) {
             throw new IllegalArgumentException("T2P needs rows % 4 == 0 and cols % 128 == 0, got " + rows + "×" + cols);
         }
-        if (data.length != (long) rows / T2pBlock.ROWS * (cols / T2pBlock.WEIGHTS) * T2pBlock.BYTES) {
-            throw new IllegalArgumentException("T2P " + rows + "×" + cols + " needs "
-                    + (long) rows / 4 * (cols / 128) * T2pBlock.BYTES + " bytes, got " + data.length);
-        }
-        for (int off = 0; off < data.length; off += T2pBlock.BYTES) {
-            for (int r = 0; r < T2pBlock.ROWS; r++) {
-                if ((Pq2Block.scaleBits(data, off + 2 * r) & 0x7C00) == 0x7C00) {
-                    throw new IllegalArgumentException("T2P block at byte " + off + " has a non-finite scale for row " + r);
-                }
-            }
+        long expected = (long) rows / T2pBlock.ROWS * (cols / T2pBlock.WEIGHTS) * T2pBlock.BYTES;
+        if (data.byteSize() != expected) {
+            throw new IllegalArgumentException("T2P " + rows + "×" + cols + " needs " + expected + " bytes, got " + data.byteSize());
         }
         this.data = data;
         this.rows = rows;
         this.cols = cols;
         this.blocks = cols / T2pBlock.WEIGHTS;
+        this.paddedBlocks = Simd.roundUp(blocks, PARTIALS);
+        this.batch = Math.max(1, BATCH_BLOCKS / paddedBlocks);
         this.pool = pool;
     }
 
     @Override public int rows() { return rows; }
     @Override public int cols() { return cols; }
+    @Override public long packedBytes() { return data.byteSize(); }
 
     @Override
     public float scale(int row, int block) {
-        return Float.float16ToFloat(Pq2Block.scaleBits(data, (row / 4) * blocks * T2pBlock.BYTES + block * T2pBlock.BYTES + 2 * (row % 4)));
+        return Float.float16ToFloat(data.get(FP16, T2pBlock.blockOffset(row / 4, block, cols) + T2pBlock.SCALES_OFFSET + 2L * (row % 4)));
     }
-    @Override public long packedBytes() { return data.length; }
 
-    // ---------------------------------------------------------------- activations, laid out per kernel
+    private static final ValueLayout.OfShort FP16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    // ---------------------------------------------------------------- activations, laid out for the kernels
+
+    /** Activations arranged for the kernels, with the per-block sums and scales the epilogue needs. */
+    record Prepared(short[] act, int[] sums4, float[] scales4) {}
 
     /**
-     * Short lane i of slot vector vi (half h = vi / 4: 0 = even byte, 1 = odd byte; slot s = vi % 4)
-     * meets code byte j = (2i mod 16) + h of word i / 8, whose slot s is weight 8·(4·wd + s) + j mod 8.
-     * Slot 0 (both halves) and slot 3 of the odd byte are extracted as u, so their activation is 4y.
+     * Chunk c of block b, slot vector vi = 4h + s, lane i meets code byte j = (2i mod 16) + h of word
+     * c·(VB/16) + i/8, whose slot s is weight 8·(4·wd + s) + j mod 8 — that is activation short
+     * 16·wd + 4s + i%4, byte h. So each slot vector is one two-vector permute of the block's
+     * activations viewed as shorts, then the byte taken out by shifts. Slot 0 (both bytes) and slot 3
+     * of the odd byte are extracted as u, so their activation is 4y.
      */
-    static short[] arrange(ActivationBlocks x) {
-        short[] out = new short[x.blocks() * ACT_PER_BLOCK];
-        for (int b = 0; b < x.blocks(); b++) {
-            for (int vi = 0; vi < 8; vi++) {
-                int h = vi / 4, s = vi % 4, factor = s == 0 || (h == 1 && s == 3) ? 4 : 1;
-                for (int i = 0; i < 32; i++) {
-                    int k = T2pBlock.weightOf(i / 8, s, (2 * i) % 16 + h);
-                    out[b * ACT_PER_BLOCK + vi * 32 + i] = (short) (factor * x.q(b * 128 + k));
+    Prepared prepare(ActivationBlocks x) {
+        short[] act = new short[paddedBlocks * ACT_PER_BLOCK];
+        byte[] q = x.values();
+        for (int b = 0; b < blocks; b++) {
+            for (int c = 0; c < CHUNKS; c++) {
+                int src = b * T2pBlock.WEIGHTS + c * 2 * Simd.VB, dst = (b * CHUNKS + c) * 8 * Simd.LS;
+                ShortVector lo = ByteVector.fromArray(Simd.B, q, src).reinterpretAsShorts();
+                ShortVector hi = ByteVector.fromArray(Simd.B, q, src + Simd.VB).reinterpretAsShorts();
+                for (int s = 0; s < 4; s++) {
+                    ShortVector pairs = SLOT_INDEX[s].selectFrom(lo, hi);
+                    pairs.lanewise(LSHL, 8).lanewise(ASHR, s == 0 ? 6 : 8).intoArray(act, dst + s * Simd.LS);
+                    ShortVector odd = pairs.lanewise(ASHR, 8);
+                    (s == 0 || s == 3 ? odd.lanewise(LSHL, 2) : odd).intoArray(act, dst + (4 + s) * Simd.LS);
                 }
             }
         }
-        return out;
-    }
-
-    /** Shorts of decode activations per block: 8 slot vectors × the 16 distinct lanes of each. */
-    static final int UNIQUE_PER_BLOCK = 128;
-    /** dup8 in a register: lane i of a slot vector takes distinct activation 4·(i / 8) + i mod 4 (rows a and b alike). */
-    private static final VectorShuffle<Short> DUP8 = VectorShuffle.fromOp(S, i -> 4 * (i / 8) + i % 4);
-
-    /**
-     * The decode layout: {@link #arrange}'s vectors without their row-b duplicates, 16 shorts each, plus
-     * 16 of padding for the last 512-bit load. Half the footprint: measured, the duplicated layout
-     * (32 KiB for 8192 columns) pushed the code stream out of L1 and streamed at half the speed.
-     */
-    static short[] arrangeUnique(ActivationBlocks x) {
-        short[] full = arrange(x), out = new short[x.blocks() * UNIQUE_PER_BLOCK + 16];
-        for (int v = 0; v < x.blocks() * 8; v++) {
-            for (int u = 0; u < 16; u++) out[16 * v + u] = full[32 * v + 8 * (u / 4) + u % 4];
+        int[] sums4 = new int[paddedBlocks * 4];
+        float[] scales4 = new float[paddedBlocks * 4];
+        for (int b = 0; b < blocks; b++) {
+            for (int r = 0; r < 4; r++) {
+                sums4[4 * b + r] = x.sum(b);
+                scales4[4 * b + r] = x.scale(b);
+            }
         }
-        return out;
+        return new Prepared(act, sums4, scales4);
     }
-
-    private static int chunked(int blocks) { return (blocks + 3) / 4 * 4; }
 
     // ---------------------------------------------------------------- decode (matvec)
 
     @Override
-    public void matvec(ActivationBlocks x, float[] y) {
+    public void matvec(ActivationBlocks x, float[] y, int yOff) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
-        if (y.length != rows) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows);
-        short[] act = arrangeUnique(x);
-        int[] ysum = decodeSums(x);
-        float[] xs = scales(x);
-        pool.forEach(rows / 4, (from, to) -> {
-            int[] tree = new int[CHUNK_BLOCKS * 16], dots = new int[CHUNK_BLOCKS * 4];
-            for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {
-                int g1 = Math.min(to, g0 + GROUP_BATCH);
-                java.util.Arrays.fill(y, 4 * g0, 4 * g1, 0f);
-                for (int b0 = 0; b0 < blocks; b0 += CHUNK_BLOCKS) {
-                    int n = Math.min(CHUNK_BLOCKS, blocks - b0);
-                    for (int g = g0; g < g1; g++) {
-                        pairSums(g * blocks * T2pBlock.BYTES, b0, n, act, tree);
-                        LaneTree.last(tree, chunked(n) / 4, 2, ysum, 4 * b0, dots, 0);
-                        outputs(g, b0, n, dots, 0, 4, xs, y, 4 * g);
-                    }
-                }
-            }
-        });
+        if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
+        Prepared p = prepare(x);
+        pool.forRange(rows / 4, 4L * cols, (worker, start, end) -> decodeGroups(p, start, end, y, yOff));
     }
 
-    /** sum(y) of block b at [4b + r] for each row r, zero past the last block. */
-    private int[] decodeSums(ActivationBlocks x) {
-        int[] out = new int[chunked(blocks) * 4];
-        for (int b = 0; b < blocks; b++) for (int r = 0; r < 4; r++) out[4 * b + r] = x.sum(b);
-        return out;
-    }
-
-    /** Per-thread scratch, sized for a prefill tile (decode uses the first quarter), zero past the last block. */
-    private static final class Scratch {
-        final int[] tree, dots;
-
-        Scratch(int blocks) {
-            tree = new int[chunked(blocks) * 64];
-            dots = new int[chunked(blocks) * 16];
+    /** Row groups [start, end) in batches: the integer kernel, the tree, the float epilogue. */
+    private void decodeGroups(Prepared p, int start, int end, float[] y, int yOff) {
+        Scratch s = Scratch.mine();
+        int unit = paddedBlocks * 4;
+        int[] tree = s.tree(batch * paddedBlocks * Simd.LI);
+        long[] headers = s.headers(batch * paddedBlocks);
+        float[] terms = s.terms(batch * unit), d = s.scales(batch * unit);
+        for (int g0 = start; g0 < end; g0 += batch) {
+            int n = Math.min(batch, end - g0);
+            pairSums(data, T2pBlock.blockOffset(g0, 0, cols), n, blocks, paddedBlocks, p.act, tree, headers);
+            LaneTree.fp16(headers, n * unit, d);
+            LaneTree.epilogue(tree, 0, n, unit, LEVELS, 2, p.sums4, d, p.scales4, terms);
+            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, y, yOff + 4 * (g0 + g));
         }
     }
 
-    /** s.dots[4b + r] of row group g: both pairs of each block and the first tree step in one loop, then the last. */
-    private void groupDots(int g, short[] act, int[] ysum, Scratch s) {
-        pairSums(g * blocks * T2pBlock.BYTES, 0, blocks, act, s.tree);
-        LaneTree.last(s.tree, chunked(blocks) / 4, 2, ysum, 0, s.dots, 0);
+    /** dots[g·4·paddedBlocks + 4b + r] of row groups g0 .. g0+n−1, and each block's four fp16 scales in headers[g·paddedBlocks + b]. */
+    private void groupDots(int g0, int n, Prepared p, int[] tree, long[] headers, int[] dots) {
+        pairSums(data, T2pBlock.blockOffset(g0, 0, cols), n, blocks, paddedBlocks, p.act, tree, headers);
+        LaneTree.reduce(tree, 0, n * paddedBlocks, LEVELS);
+        LaneTree.finish(tree, 0, n, paddedBlocks * 4, 2, p.sums4, dots);
     }
 
     /**
-     * tree[16b ..] = first tree step over the two pairs of block b, whose per-lane sums Σ 4·u·y come
-     * from one code load each and the same eight activation vectors, each made by one permute from
-     * its 16 distinct values (dup8 done in a register).
+     * y[yAt + r] = Σ_b terms[from + 4b + r] in ascending b, four rows as the lanes of one vector: the
+     * additions of the shared formula, in its order.
      */
-    private void pairSums(int base, int b0, int n, short[] act, int[] tree) {
+    static void sumTerms(float[] terms, int from, int blocks, float[] y, int yAt) {
+        FloatVector acc = FloatVector.zero(Simd.F4);
+        for (int b = 0; b < blocks; b++) acc = acc.add(FloatVector.fromArray(Simd.F4, terms, from + 4 * b));
+        acc.intoArray(y, yAt);
+    }
+
+    /**
+     * For the {@code groups} row groups from {@code base}: tree[LI·(g·paddedBlocks + b) ..] = first tree
+     * step over the two pairs of block b (summed over the block's chunks), whose per-lane sums
+     * Σ 4·u·y come from one code load per chunk and pair and the same eight activation vectors;
+     * headers[g·paddedBlocks + b] = the block's four fp16 row scales.
+     */
+    private static void pairSums(MemorySegment w, long base, int groups, int blocks, int paddedBlocks, short[] act, int[] tree, long[] headers) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        java.util.Arrays.fill(tree, 16 * n, 16 * chunked(n), 0);
-        for (int b = b0; b < b0 + n; b++) {
-            int a = b * UNIQUE_PER_BLOCK, at = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET;
-            ShortVector y0 = ShortVector.fromArray(S, act, a).rearrange(DUP8), y1 = ShortVector.fromArray(S, act, a + 16).rearrange(DUP8);
-            ShortVector y2 = ShortVector.fromArray(S, act, a + 32).rearrange(DUP8), y3 = ShortVector.fromArray(S, act, a + 48).rearrange(DUP8);
-            ShortVector y4 = ShortVector.fromArray(S, act, a + 64).rearrange(DUP8), y5 = ShortVector.fromArray(S, act, a + 80).rearrange(DUP8);
-            ShortVector y6 = ShortVector.fromArray(S, act, a + 96).rearrange(DUP8), y7 = ShortVector.fromArray(S, act, a + 112).rearrange(DUP8);
-            ShortVector v = ByteVector.fromArray(B, data, at).reinterpretAsShorts(), vh = v.lanewise(LSHR, 8);
-            ShortVector p0 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
-                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
-                    .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
-                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
-            v = ByteVector.fromArray(B, data, at + T2pBlock.PAIR_BYTES).reinterpretAsShorts();
-            vh = v.lanewise(LSHR, 8);
-            ShortVector p1 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
-                    .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
-                    .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
-                    .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
-            IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
-            r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 16 * (b - b0));
+        for (int g = 0; g < groups; g++) for (int b = 0; b < blocks; b++) {
+            int slot = g * paddedBlocks + b;
+            long at = base + ((long) g * blocks + b) * T2pBlock.BYTES;
+            headers[slot] = w.get(HEADER, at);
+            IntVector sum = IntVector.zero(Simd.I);
+            for (int c = 0; c < CHUNKS; c++) {
+                int a = (b * CHUNKS + c) * 8 * Simd.LS;
+                ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
+                ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
+                ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS), y5 = ShortVector.fromArray(Simd.S, act, a + 5 * Simd.LS);
+                ShortVector y6 = ShortVector.fromArray(Simd.S, act, a + 6 * Simd.LS), y7 = ShortVector.fromArray(Simd.S, act, a + 7 * Simd.LS);
+                long code = at + T2pBlock.CODES_OFFSET + (long) c * Simd.VB;
+                ShortVector v = ByteVector.fromMemorySegment(Simd.B, w, code, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts(), vh = v.lanewise(LSHR, 8);
+                ShortVector p0 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                        .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                        .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                        .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+                v = ByteVector.fromMemorySegment(Simd.B, w, code + T2pBlock.PAIR_BYTES, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts();
+                vh = v.lanewise(LSHR, 8);
+                ShortVector p1 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                        .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                        .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                        .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+                IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
+                sum = sum.add(r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)));
+            }
+            sum.intoArray(tree, slot * Simd.LI);
         }
-    }
-
-    /** The x scale of each block, padded like the tree. */
-    private float[] scales(ActivationBlocks x) {
-        float[] xs = new float[chunked(blocks)];
-        for (int b = 0; b < blocks; b++) xs[b] = x.scale(b);
-        return xs;
-    }
-
-    /**
-     * The shared float formula for the four rows of group g at once (lane = row, blocks in order, the
-     * same multiplications and additions per lane as {@link ActivationBlocks#term}), continued over
-     * blocks b0 .. b0+n−1 from the sums already in y: y[at + r] +=
-     * Σ_b (float) dots[(b − b0) · stride + lane + r] · (d[r][b] · xs[b]), added one block at a time. The block's four fp16 row scales sit
-     * together, so they convert as one vector: bits (h &amp; 0x7FFF) &lt;&lt; 13 with the sign on top are a
-     * float 2^112 times too small, exact for normal and subnormal h (the constructor refuses inf/NaN).
-     */
-    private void outputs(int g, int b0, int n, int[] dots, int lane, int stride, float[] xs, float[] y, int at) {
-        int base = g * blocks * T2pBlock.BYTES + T2pBlock.SCALES_OFFSET;
-        FloatVector acc = FloatVector.fromArray(F4, y, at);
-        for (int b = b0; b < b0 + n; b++) {
-            IntVector h = (IntVector) ByteVector.fromArray(ByteVector.SPECIES_64, data, base + b * T2pBlock.BYTES)
-                    .reinterpretAsShorts().convertShape(S2I, I4, 0);
-            FloatVector d = h.and(0x7FFF).lanewise(LSHL, 13).or(h.and(0x8000).lanewise(LSHL, 16))
-                    .reinterpretAsFloats().mul(FP16_REBIAS);
-            FloatVector dot = (FloatVector) IntVector.fromArray(I4, dots, (b - b0) * stride + lane).convertShape(I2F, F4, 0);
-            acc = acc.add(dot.mul(d.mul(xs[b])));
-        }
-        acc.intoArray(y, at);
     }
 
     // ---------------------------------------------------------------- prefill
 
     /**
-     * Tiles of {@value #TILE} columns: each pair is decoded once per block into eight slot vectors and
-     * multiplied against the four columns; the tree turns the 2 pairs × 4 columns into the 16 ints of
-     * the block. Batches of {@value #GROUP_BATCH} row groups are the outer loop and tiles the next, so a
-     * batch's codes (139 KiB) and a tile's activations (128 KiB) both stay in L2. A last partial tile
-     * is padded with zero columns; only real outputs are copied out.
+     * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into eight slot
+     * vectors and multiplied against the four columns; the tree turns them into each column's block
+     * dots. Batches of row groups ({@value #BATCH_BLOCKS} blocks) are the outer loop and tiles the
+     * next, so a batch's codes and a tile's activations both stay in L2. A last partial tile is padded with zero
+     * columns; only real outputs are kept.
      */
-    private void prefill(ActivationBlocks[] xs0, int[][] dotsOut, float[][] yOut) {
-        int tiles = (xs0.length + TILE - 1) / TILE;
-        ActivationBlocks[] padded = new ActivationBlocks[tiles * TILE];
-        short[][] act = new short[padded.length][];
-        for (int c = 0; c < padded.length; c++) {
-            padded[c] = c < xs0.length ? xs0[c] : ActivationBlocks.zeros(cols);
-            act[c] = arrange(padded[c]);
-        }
-        int[][] ysum = new int[tiles][blocks * 16];
-        float[][] xs = new float[xs0.length][];
-        for (int c = 0; c < xs0.length; c++) xs[c] = scales(xs0[c]);
-        for (int t = 0; t < tiles; t++) {
-            for (int b = 0; b < blocks; b++) for (int k = 0; k < 16; k++) ysum[t][b * 16 + k] = padded[t * TILE + k / 4].sum(b);
-        }
-        pool.forEach(rows / 4, (from, to) -> {
-            Scratch s = new Scratch(blocks);
-            float[] four = new float[4];
-            for (int g0 = from; g0 < to; g0 += GROUP_BATCH) {
+    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
+        int tiles = (xs.length + TILE - 1) / TILE;
+        Prepared[] p = new Prepared[tiles * TILE];
+        for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
+        int groups = rows / 4, batches = (groups + batch - 1) / batch, unit = paddedBlocks * 4;
+        pool.forRange(batches, 4L * batch * cols * xs.length, (worker, start, end) -> {
+            Scratch s = Scratch.mine();
+            int[] tree = s.tree(TILE * batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
+            long[] headers = s.headers(batch * paddedBlocks);
+            float[] terms = s.terms(batch * unit), d = s.scales(batch * unit);
+            for (int g0 = start * batch; g0 < Math.min(groups, end * batch); g0 += batch) {
+                int n = Math.min(batch, groups - g0), column = n * paddedBlocks * Simd.LI;
                 for (int t = 0; t < tiles; t++) {
-                    for (int g = g0; g < Math.min(to, g0 + GROUP_BATCH); g++) {
-                        int first = t * TILE;
-                        tilePartials(g * blocks * T2pBlock.BYTES, act[first], act[first + 1], act[first + 2], act[first + 3], s.tree);
-                        LaneTree.last(s.tree, blocks, 2, ysum[t], 0, s.dots, 0);
-                        for (int c = 0; c < Math.min(TILE, xs0.length - first); c++) {
-                            if (yOut != null) {
-                                java.util.Arrays.fill(four, 0f);
-                                outputs(g, 0, blocks, s.dots, 4 * c, 16, xs[first + c], four, 0);
-                                System.arraycopy(four, 0, yOut[first + c], 4 * g, 4);
-                            }
-                            if (dotsOut != null) {
+                    int first = t * TILE;
+                    for (int g = 0; g < n; g++) {
+                        tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), blocks, p[first].act, p[first + 1].act, p[first + 2].act,
+                                p[first + 3].act, tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
+                    }
+                    if (t == 0) LaneTree.fp16(headers, n * unit, d);   // the same scales for every tile
+                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
+                        if (yOut != null) {
+                            LaneTree.epilogue(tree, c * column, n, unit, LEVELS, 2, p[first + c].sums4, d, p[first + c].scales4, terms);
+                            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut[first + c], 4 * (g0 + g));
+                        }
+                        if (dotsOut != null) {
+                            LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
+                            LaneTree.finish(tree, c * column, n, unit, 2, p[first + c].sums4, dots);
+                            for (int g = 0; g < n; g++) {
                                 for (int r = 0; r < 4; r++) {
-                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * g + r) * blocks + b] = s.dots[b * 16 + 4 * c + r];
+                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = dots[g * unit + 4 * b + r];
                                 }
                             }
                         }
@@ -297,37 +284,52 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * tree[64b + 16c ..] = first tree step over pairs 0 and 1 of block b against column c, so that the
-     * last step leaves block b's dots at [16b + 4c + r]. Each pair is decoded once into eight slot
-     * vectors, kept in registers across the four columns.
+     * tree[treeAt + c·column + b·LI ..] = first tree step over pairs 0 and 1 of block b against column
+     * c (summed over chunks); each pair chunk is decoded once into eight slot vectors, kept in
+     * registers across the four columns. headers[headersAt + b] = the block's four fp16 row scales.
      */
-    private void tilePartials(int base, short[] a0, short[] a1, short[] a2, short[] a3, int[] tree) {
+    private static void tileSums(MemorySegment w, long base, int blocks, short[] a0, short[] a1, short[] a2, short[] a3,
+                                 int[] tree, int treeAt, int column, long[] headers, int headersAt) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
         for (int b = 0; b < blocks; b++) {
-            int a = b * ACT_PER_BLOCK, at = base + b * T2pBlock.BYTES + T2pBlock.CODES_OFFSET;
-            ShortVector v = ByteVector.fromArray(B, data, at).reinterpretAsShorts();
-            ShortVector w0 = v.and((short) 0x03), w1 = v.and((short) 0x0C), w2 = v.lanewise(LSHR, 2).and((short) 0x0C),
-                    w3 = v.lanewise(LSHR, 4).and((short) 0x0C), w4 = v.lanewise(LSHR, 8).and((short) 0x03),
-                    w5 = v.lanewise(LSHR, 8).and((short) 0x0C), w6 = v.lanewise(LSHR, 10).and((short) 0x0C),
-                    w7 = v.lanewise(LSHR, 14);
-            v = ByteVector.fromArray(B, data, at + T2pBlock.PAIR_BYTES).reinterpretAsShorts();
-            ShortVector z0 = v.and((short) 0x03), z1 = v.and((short) 0x0C), z2 = v.lanewise(LSHR, 2).and((short) 0x0C),
-                    z3 = v.lanewise(LSHR, 4).and((short) 0x0C), z4 = v.lanewise(LSHR, 8).and((short) 0x03),
-                    z5 = v.lanewise(LSHR, 8).and((short) 0x0C), z6 = v.lanewise(LSHR, 10).and((short) 0x0C),
-                    z7 = v.lanewise(LSHR, 14);
-            for (int c = 0; c < TILE; c++) {
-                short[] act = c == 0 ? a0 : c == 1 ? a1 : c == 2 ? a2 : a3;
-                ShortVector y0 = ShortVector.fromArray(S, act, a), y1 = ShortVector.fromArray(S, act, a + 32);
-                ShortVector y2 = ShortVector.fromArray(S, act, a + 64), y3 = ShortVector.fromArray(S, act, a + 96);
-                ShortVector y4 = ShortVector.fromArray(S, act, a + 128), y5 = ShortVector.fromArray(S, act, a + 160);
-                ShortVector y6 = ShortVector.fromArray(S, act, a + 192), y7 = ShortVector.fromArray(S, act, a + 224);
-                ShortVector p0 = w0.mul(y0).add(w1.mul(y1)).add(w2.mul(y2)).add(w3.mul(y3))
-                        .add(w4.mul(y4)).add(w5.mul(y5)).add(w6.mul(y6)).add(w7.mul(y7));
-                ShortVector p1 = z0.mul(y0).add(z1.mul(y1)).add(z2.mul(y2)).add(z3.mul(y3))
-                        .add(z4.mul(y4)).add(z5.mul(y5)).add(z6.mul(y6)).add(z7.mul(y7));
-                IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
-                r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)).intoArray(tree, 64 * b + 16 * c);
+            long at = base + (long) b * T2pBlock.BYTES;
+            headers[headersAt + b] = w.get(HEADER, at);
+            IntVector s0 = IntVector.zero(Simd.I), s1 = s0, s2 = s0, s3 = s0;
+            for (int ch = 0; ch < CHUNKS; ch++) {
+                int a = (b * CHUNKS + ch) * 8 * Simd.LS;
+                long code = at + T2pBlock.CODES_OFFSET + (long) ch * Simd.VB;
+                ShortVector v = ByteVector.fromMemorySegment(Simd.B, w, code, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts();
+                ShortVector w0 = v.and((short) 0x03), w1 = v.and((short) 0x0C), w2 = v.lanewise(LSHR, 2).and((short) 0x0C),
+                        w3 = v.lanewise(LSHR, 4).and((short) 0x0C), w4 = v.lanewise(LSHR, 8).and((short) 0x03),
+                        w5 = v.lanewise(LSHR, 8).and((short) 0x0C), w6 = v.lanewise(LSHR, 10).and((short) 0x0C),
+                        w7 = v.lanewise(LSHR, 14);
+                v = ByteVector.fromMemorySegment(Simd.B, w, code + T2pBlock.PAIR_BYTES, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts();
+                ShortVector z0 = v.and((short) 0x03), z1 = v.and((short) 0x0C), z2 = v.lanewise(LSHR, 2).and((short) 0x0C),
+                        z3 = v.lanewise(LSHR, 4).and((short) 0x0C), z4 = v.lanewise(LSHR, 8).and((short) 0x03),
+                        z5 = v.lanewise(LSHR, 8).and((short) 0x0C), z6 = v.lanewise(LSHR, 10).and((short) 0x0C),
+                        z7 = v.lanewise(LSHR, 14);
+                for (int c = 0; c < TILE; c++) {
+                    short[] act = c == 0 ? a0 : c == 1 ? a1 : c == 2 ? a2 : a3;
+                    ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
+                    ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
+                    ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS), y5 = ShortVector.fromArray(Simd.S, act, a + 5 * Simd.LS);
+                    ShortVector y6 = ShortVector.fromArray(Simd.S, act, a + 6 * Simd.LS), y7 = ShortVector.fromArray(Simd.S, act, a + 7 * Simd.LS);
+                    ShortVector p0 = w0.mul(y0).add(w1.mul(y1)).add(w2.mul(y2)).add(w3.mul(y3))
+                            .add(w4.mul(y4)).add(w5.mul(y5)).add(w6.mul(y6)).add(w7.mul(y7));
+                    ShortVector p1 = z0.mul(y0).add(z1.mul(y1)).add(z2.mul(y2)).add(z3.mul(y3))
+                            .add(z4.mul(y4)).add(z5.mul(y5)).add(z6.mul(y6)).add(z7.mul(y7));
+                    IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
+                    r = r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16));
+                    if (c == 0) s0 = s0.add(r);
+                    else if (c == 1) s1 = s1.add(r);
+                    else if (c == 2) s2 = s2.add(r);
+                    else s3 = s3.add(r);
+                }
             }
+            s0.intoArray(tree, treeAt + b * Simd.LI);
+            s1.intoArray(tree, treeAt + column + b * Simd.LI);
+            s2.intoArray(tree, treeAt + 2 * column + b * Simd.LI);
+            s3.intoArray(tree, treeAt + 3 * column + b * Simd.LI);
         }
     }
 
@@ -337,7 +339,7 @@ public final class T2pMatrix implements TernaryMatrix {
     public float[][] multiply(ActivationBlocks... xs) {
         TernaryMatrix.checkColumns(cols, xs);
         float[][] y = new float[xs.length][rows];
-        if (xs.length == 1) matvec(xs[0], y[0]);
+        if (xs.length == 1) matvec(xs[0], y[0], 0);
         else prefill(xs, null, y);
         return y;
     }
@@ -347,12 +349,12 @@ public final class T2pMatrix implements TernaryMatrix {
         TernaryMatrix.checkColumns(cols, xs);
         int[][] out = new int[xs.length][rows * blocks];
         if (xs.length == 1) {
-            short[] act = arrangeUnique(xs[0]);
-            int[] ysum = decodeSums(xs[0]);
-            Scratch s = new Scratch(blocks);
+            Prepared p = prepare(xs[0]);
+            int[] tree = new int[paddedBlocks * Simd.LI], dots = new int[paddedBlocks * 4];
+            long[] headers = new long[paddedBlocks];
             for (int g = 0; g < rows / 4; g++) {
-                groupDots(g, act, ysum, s);
-                for (int r = 0; r < 4; r++) for (int b = 0; b < blocks; b++) out[0][(4 * g + r) * blocks + b] = s.dots[4 * b + r];
+                groupDots(g, 1, p, tree, headers, dots);
+                for (int r = 0; r < 4; r++) for (int b = 0; b < blocks; b++) out[0][(4 * g + r) * blocks + b] = dots[4 * b + r];
             }
         } else {
             prefill(xs, out, null);
@@ -378,17 +380,17 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * The seed's decode for one block, one int accumulator per (row, slot): masks 0x03, 0x0C, 0x30
-     * leave u, 4u, 16u in place, slot 3 is shifted by 6; then a2 + 4·a1 + 16·(a0 + a3) − 16·sum(y)
-     * is 16 · dot(w, y).
+     * The T2P write-up's decode for one block, one int accumulator per (row, slot): masks 0x03, 0x0C,
+     * 0x30 leave u, 4u, 16u in place, slot 3 is shifted by 6; then a2 + 4·a1 + 16·(a0 + a3) −
+     * 16·sum(y) is 16 · dot(w, y).
      */
     private int[] scalarBlock(int g, int b, ActivationBlocks x) {
-        int off = g * blocks * T2pBlock.BYTES + b * T2pBlock.BYTES;
+        long off = T2pBlock.blockOffset(g, b, cols);
         int[][] acc = new int[4][4];
         for (int p = 0; p < 2; p++) {
             for (int wd = 0; wd < 4; wd++) {
                 for (int j = 0; j < 16; j++) {
-                    int v = data[off + T2pBlock.codeByte(p, wd, j)] & 0xFF, row = T2pBlock.rowOf(p, j);
+                    int v = data.get(ValueLayout.JAVA_BYTE, off + T2pBlock.codeByte(p, wd, j)) & 0xFF, row = T2pBlock.rowOf(p, j);
                     int q0 = x.q(b * 128 + T2pBlock.weightOf(wd, 0, j)), q1 = x.q(b * 128 + T2pBlock.weightOf(wd, 1, j));
                     int q2 = x.q(b * 128 + T2pBlock.weightOf(wd, 2, j)), q3 = x.q(b * 128 + T2pBlock.weightOf(wd, 3, j));
                     acc[row][0] += (v & 0x03) * q0;
@@ -405,5 +407,4 @@ public final class T2pMatrix implements TernaryMatrix {
         }
         return dots;
     }
-
 }

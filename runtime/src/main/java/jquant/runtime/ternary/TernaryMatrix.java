@@ -1,16 +1,33 @@
 package jquant.runtime.ternary;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import jquant.formats.quant.T2pRepacker;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
+import jquant.runtime.kernels.WorkerPool;
 
 /**
  * A packed ternary weight matrix that multiplies int8-quantized activation columns (see
- * {@link ActivationBlocks} for the exact output definition). Each implementation has a Vector API
+ * {@link ActivationBlocks} for the exact output definition), computed on its stored bytes: a
+ * {@link MemorySegment}, in a model a slice of the mapped file. Each implementation has a Vector API
  * kernel and a plain scalar twin that computes the same integers and, by the same float formula,
- * the same floats bit for bit.
+ * the same floats bit for bit. Work is split over a {@link WorkerPool}; per-thread work arrays are
+ * kept across calls ({@link Scratch}).
+ *
+ * <p>Each kernel's hot loop is a static method of its own that takes only segments, arrays and ints
+ * and is too large to be inlined into its caller: it is compiled once, as one unit, whichever job or
+ * thread calls it, and no vector crosses a call. Measured: T2P decode, then the three other
+ * layouts' kernels through the same pool (its job call site megamorphic), then T2P again: 65 and
+ * 70 µs per 2048×2048 product, the same within the noise of a loaded machine. What does halve a
+ * measured speed is stopping the warm-up before C2 has compiled the kernels: on a busy machine that
+ * took several seconds, and prefill measured after two calls ran at a tenth of its speed.
  */
-public sealed interface TernaryMatrix permits Pq2Matrix, T2pMatrix, Ptq1Matrix {
+public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix {
+
+    /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
+    static String vectorWidth() { return Simd.describe(); }
 
     int rows();
 
@@ -49,23 +66,40 @@ public sealed interface TernaryMatrix permits Pq2Matrix, T2pMatrix, Ptq1Matrix {
     /** Scalar twin of {@link #blockDots}. */
     int[][] blockDotsScalar(ActivationBlocks... columns);
 
-    /** Single-column product into {@code y} (length rows): the decode hot path, no allocation of outputs. */
-    void matvec(ActivationBlocks x, float[] y);
+    /** Single-column product into {@code y[yOff, yOff + rows)}: the decode hot path, no allocation of outputs. */
+    void matvec(ActivationBlocks x, float[] y, int yOff);
+
+    /** Single-column product into {@code y} (length rows). */
+    default void matvec(ActivationBlocks x, float[] y) {
+        if (y.length != rows()) throw new IllegalArgumentException("output has " + y.length + " rows, matrix " + rows());
+        matvec(x, y, 0);
+    }
 
     /** The layout chosen for a PQ2_0 matrix, and why. */
     record Selection(TernaryMatrix matrix, String reason) {}
 
     /**
-     * Repacks stock PQ2_0 rows to T2P when the shape allows (rows % 4 == 0, cols % 128 == 0);
-     * otherwise keeps the stock layout and says why. Never a wrong answer, only a slower one.
+     * Repacks stock PQ2_0 rows to T2P when the shape allows (rows % 4 == 0, cols % 128 == 0), into a
+     * copy made at load (off-heap, the file's size); otherwise keeps the stock layout, in place, and
+     * says why. Never a wrong answer, only a slower one.
      */
-    static Selection select(String name, byte[] pq2, int rows, int cols, RowPool pool) {
+    static Selection select(String name, MemorySegment pq2, int rows, int cols, WorkerPool pool) {
         try {
-            return new Selection(new T2pMatrix(T2pRepacker.repack(name, pq2, rows, cols), rows, cols, pool),
-                    name + ": repacked to T2P row pairs");
+            byte[] t2p = T2pRepacker.repack(name, pq2.toArray(ValueLayout.JAVA_BYTE), rows, cols);
+            return new Selection(new T2pMatrix(offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
         } catch (T2pShapeException e) {
             return new Selection(new Pq2Matrix(pq2, rows, cols, pool), e.getMessage());
         }
+    }
+
+    /**
+     * A copy of {@code bytes} off the heap, where a mapped file's tensors are too: the kernels then
+     * see one kind of segment, and the copy leaves the garbage collector's heap alone.
+     */
+    static MemorySegment offHeap(byte[] bytes) {
+        MemorySegment s = Arena.ofAuto().allocate(bytes.length, 64);
+        MemorySegment.copy(bytes, 0, s, ValueLayout.JAVA_BYTE, 0, bytes.length);
+        return s;
     }
 
     /** Checks a batch of columns against a matrix of {@code cols} inputs. */

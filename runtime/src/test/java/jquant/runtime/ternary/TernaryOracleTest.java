@@ -3,6 +3,7 @@ package jquant.runtime.ternary;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -12,6 +13,8 @@ import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
+import jquant.formats.quant.Tq2Block;
+import jquant.runtime.kernels.WorkerPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,27 +24,35 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The integer oracle: every kernel (vector and scalar twin, decode and prefill) against a plain loop
  * over the ternary codes, exactly — integer block dots compared before any float, then the floats
- * of the shared formula compared bit for bit.
+ * of the shared formula compared bit for bit. {@code ./run-tests} runs this class again with the JVM
+ * limited to 256- and 128-bit vectors, so every kernel width is checked on one machine.
  */
 class TernaryOracleTest {
 
-    enum Format { PQ2_0, T2P, PTQ1_0 }
+    enum Format { PQ2_0, TQ2_0, T2P, PTQ1_0 }
 
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
     static final int[] WIDTHS = {1, 2, 3, 4, 5, 7, 8};
-    static final RowPool TWO_THREADS = new RowPool(2);
+    static final WorkerPool TWO_THREADS = new WorkerPool(2), INLINE = new WorkerPool(1);
 
     @AfterAll
-    static void closePool() { TWO_THREADS.close(); }
+    static void closePools() {
+        TWO_THREADS.close();
+        INLINE.close();
+    }
 
-    static TernaryTensor codes(long seed, int rows, int cols, boolean plusTwo) {
+    static TernaryTensor codes(long seed, int rows, int cols, boolean plusTwo) { return codes(seed, rows, cols, plusTwo, false); }
+
+    /** Seeded codes and fp16 scales; {@code pairedScales}: both 128-halves of a 256-block share one (TQ2_0 holds one). */
+    static TernaryTensor codes(long seed, int rows, int cols, boolean plusTwo, boolean pairedScales) {
         Random rnd = new Random(seed);
         byte[] codes = new byte[rows * cols];
         for (int i = 0; i < codes.length; i++) codes[i] = (byte) (rnd.nextInt(plusTwo ? 4 : 3) - 1);
         float[] scales = new float[rows * cols / 128];
         for (int i = 0; i < scales.length; i++) {
-            scales[i] = Float.float16ToFloat(Float.floatToFloat16((rnd.nextFloat() - 0.5f) * 0.02f));
+            scales[i] = pairedScales && i % 2 == 1 ? scales[i - 1]
+                    : Float.float16ToFloat(Float.floatToFloat16((rnd.nextFloat() - 0.5f) * 0.02f));
         }
         return new TernaryTensor("w", rows, cols, scales, codes);
     }
@@ -83,12 +94,18 @@ class TernaryOracleTest {
         return y;
     }
 
-    static TernaryMatrix pack(Format f, TernaryTensor t, RowPool pool) throws T2pShapeException {
+    static TernaryMatrix pack(Format f, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
         return switch (f) {
-            case PQ2_0 -> new Pq2Matrix(Pq2Block.encode(t), t.rows(), t.cols(), pool);
-            case T2P -> new T2pMatrix(T2pBlock.encode(t), t.rows(), t.cols(), pool);
-            case PTQ1_0 -> new Ptq1Matrix(Ptq1Block.encode(t), t.rows(), t.cols(), pool);
+            case PQ2_0 -> new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), t.rows(), t.cols(), pool);
+            case TQ2_0 -> new Tq2Matrix(MemorySegment.ofArray(Tq2Block.encode(t)), t.rows(), t.cols(), pool);
+            case T2P -> new T2pMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool);
+            case PTQ1_0 -> new Ptq1Matrix(MemorySegment.ofArray(Ptq1Block.encode(t)), t.rows(), t.cols(), pool);
         };
+    }
+
+    /** Codes a format can hold: PTQ1_0 has no +2, TQ2_0 one scale per 256 weights. */
+    static TernaryTensor codesFor(Format f, long seed, int rows, int cols) {
+        return codes(seed, rows, cols, f != Format.PTQ1_0, f == Format.TQ2_0);
     }
 
     static Stream<Arguments> cases() {
@@ -105,12 +122,12 @@ class TernaryOracleTest {
     @MethodSource("cases")
     void kernelsEqualThePlainLoopExactly(Format f, int rows, int cols, Activations kind, int width) throws Exception {
         long seed = 31L * rows + 7L * cols + width + 1000L * kind.ordinal();
-        TernaryTensor t = codes(seed, rows, cols, f != Format.PTQ1_0);
+        TernaryTensor t = codesFor(f, seed, rows, cols);
         Random rnd = new Random(seed + 1);
         ActivationBlocks[] xs = new ActivationBlocks[width];
         for (int c = 0; c < width; c++) xs[c] = column(kind, cols, rnd);
 
-        TernaryMatrix m = pack(f, t, width % 2 == 0 ? TWO_THREADS : RowPool.inline());
+        TernaryMatrix m = pack(f, t, width % 2 == 0 ? TWO_THREADS : INLINE);
         int[][] vectorDots = m.blockDots(xs), scalarDots = m.blockDotsScalar(xs);
         float[][] vectorY = m.multiply(xs), scalarY = m.multiplyScalar(xs);
         for (int c = 0; c < width; c++) {
@@ -129,12 +146,12 @@ class TernaryOracleTest {
     static Stream<Arguments> oddBlockCounts() {
         List<Arguments> all = new ArrayList<>();
         for (Format f : Format.values())
-            for (int cols : new int[] {128, 384, 640, 1152})
+            for (int cols : f == Format.TQ2_0 ? new int[] {256, 768, 1280, 2304} : new int[] {128, 384, 640, 1152})
                 for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, cols, Activations.RANDOM, width));
         return all.stream();
     }
 
-    /** Blocks per row not a multiple of the kernels' loop units (2 for PTQ1_0, 4 for PQ2_0 and T2P). */
+    /** Blocks per row not a multiple of the kernels' loop units (up to 32 blocks per tree at 512 bits). */
     @ParameterizedTest(name = "{0} {1}×{2} width {4}")
     @MethodSource("oddBlockCounts")
     void oddBlockCountsAreExactToo(Format f, int rows, int cols, Activations kind, int width) throws Exception {
@@ -145,11 +162,11 @@ class TernaryOracleTest {
     @ParameterizedTest(name = "{0} {1}×{2}")
     @MethodSource("tiledShapes")
     void tilesAndBatchesAreExact(Format f, int rows, int cols) throws Exception {
-        TernaryTensor t = codes(rows + cols, rows, cols, f != Format.PTQ1_0);
+        TernaryTensor t = codesFor(f, rows + cols, rows, cols);
         Random rnd = new Random(cols);
         ActivationBlocks[] xs = new ActivationBlocks[5];
         for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
-        for (RowPool pool : new RowPool[] {RowPool.inline(), TWO_THREADS}) {
+        for (WorkerPool pool : new WorkerPool[] {INLINE, TWO_THREADS}) {
             TernaryMatrix m = pack(f, t, pool);
             for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
                 int[][] got = m.blockDots(batch);
@@ -164,7 +181,7 @@ class TernaryOracleTest {
     }
 
     static Stream<Arguments> tiledShapes() {
-        int rows = 4 * (T2pMatrix.GROUP_BATCH + 1), cols = 128 * (T2pMatrix.CHUNK_BLOCKS + 5);
+        int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
         return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
     }
 
@@ -179,16 +196,28 @@ class TernaryOracleTest {
         }
         TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
         ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
-        TernaryMatrix m = pack(Format.T2P, t, RowPool.inline());
-        assertThat(m.multiply(x)[0]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
-        assertThat(m.multiply(x, x)[1]).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+        for (Format f : new Format[] {Format.T2P, Format.PQ2_0}) {
+            TernaryMatrix m = pack(f, t, INLINE);
+            assertThat(m.multiply(x)[0]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+            assertThat(m.multiply(x, x)[1]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
+        }
     }
 
+    /** Infinite and NaN fp16 scales (read in place, never checked at load) give what the shared formula gives. */
     @Test
-    void t2pRefusesInfiniteOrNanScales() throws Exception {
-        byte[] data = T2pBlock.encode(codes(79, 4, 256, false));
-        data[136 + 2 * 2 + 1] = (byte) 0x7C;   // row 2 of the second block: +inf
-        assertThatThrownBy(() -> new T2pMatrix(data, 4, 256, RowPool.inline())).hasMessageContaining("non-finite scale for row 2");
+    void infiniteAndNanScalesFollowTheFormula() throws Exception {
+        TernaryTensor t = codes(79, 4, 256, false);
+        byte[] data = T2pBlock.encode(t);
+        data[136 + 2 * 2] = 0;                  // row 2 of the second block: +inf (0x7C00)
+        data[136 + 2 * 2 + 1] = (byte) 0x7C;
+        data[2 * 3] = 0x01;                     // row 3 of the first block: a NaN
+        data[2 * 3 + 1] = (byte) 0xFE;
+        TernaryMatrix m = new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE);
+        ActivationBlocks x = column(Activations.RANDOM, 256, new Random(80));
+        assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
+        assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
+        assertThat(m.multiply(x)[0][2]).isInfinite();
+        assertThat(m.multiply(x)[0][3]).isNaN();
     }
 
     @Test
@@ -197,9 +226,9 @@ class TernaryOracleTest {
         Random rnd = new Random(6);
         ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
                 column(Activations.RANDOM, 1024, rnd)};
-        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", Pq2Block.encode(t), 12, 1024, RowPool.inline());
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
         assertThat(sel.matrix()).isInstanceOf(T2pMatrix.class);
-        TernaryMatrix stock = new Pq2Matrix(Pq2Block.encode(t), 12, 1024, RowPool.inline());
+        TernaryMatrix stock = new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
         assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
         assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
         assertThat(sel.matrix().multiply(xs)).isDeepEqualTo(stock.multiply(xs));
@@ -214,7 +243,7 @@ class TernaryOracleTest {
     @MethodSource("rejectedShapes")
     void selectorKeepsStockForRowsNotMultipleOfFourAndStaysExact(int rows, int cols) {
         TernaryTensor t = codes(rows * 100L + cols, rows, cols, true);
-        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.2.attn_k", Pq2Block.encode(t), rows, cols, RowPool.inline());
+        TernaryMatrix.Selection sel = TernaryMatrix.select("blk.2.attn_k", MemorySegment.ofArray(Pq2Block.encode(t)), rows, cols, INLINE);
         assertThat(sel.matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(sel.reason()).contains("blk.2.attn_k").contains(rows + "×" + cols).contains("stock");
         ActivationBlocks[] xs = {column(Activations.RANDOM, cols, new Random(rows)), column(Activations.EXTREME, cols, new Random(1))};
@@ -224,17 +253,27 @@ class TernaryOracleTest {
 
     @Test
     void colsNotMultipleOf128AreRefusedEverywhere() {
-        assertThatThrownBy(() -> TernaryMatrix.select("w", new byte[4 * 34], 4, 200, RowPool.inline()))
+        assertThatThrownBy(() -> TernaryMatrix.select("w", MemorySegment.ofArray(new byte[4 * 34]), 4, 200, INLINE))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("128");
-        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 4, 192, RowPool.inline())).hasMessageContaining("cols % 128");
-        assertThatThrownBy(() -> new T2pMatrix(new byte[136], 6, 128, RowPool.inline())).hasMessageContaining("rows % 4");
+        assertThatThrownBy(() -> new T2pMatrix(MemorySegment.ofArray(new byte[136]), 4, 192, INLINE)).hasMessageContaining("cols % 128");
+        assertThatThrownBy(() -> new T2pMatrix(MemorySegment.ofArray(new byte[136]), 6, 128, INLINE)).hasMessageContaining("rows % 4");
+        assertThatThrownBy(() -> new Tq2Matrix(MemorySegment.ofArray(new byte[4 * 66]), 4, 128, INLINE)).hasMessageContaining("cols % 256");
     }
 
     @Test
     void mismatchedColumnsAreRefused() throws Exception {
-        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), RowPool.inline());
+        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), INLINE);
         assertThatThrownBy(() -> m.multiply(column(Activations.ZEROS, 512, new Random(1))))
                 .hasMessageContaining("512 values").hasMessageContaining("256 inputs");
+    }
+
+    /** The narrow-vector runs of {@code ./run-tests} say which width they expect; the kernels must run at it. */
+    @Test
+    void kernelsRunAtTheExpectedWidth() {
+        String expected = System.getProperty("jquant.expectVectorBits");
+        int bits = Simd.SHAPE.vectorBitSize();
+        assertThat(bits).isEqualTo(Math.max(128, jquant.runtime.kernels.VectorWidth.FLOATS.vectorBitSize()));
+        if (expected != null) assertThat(bits).as(Simd.describe()).isEqualTo(Integer.parseInt(expected));
     }
 
     @Test
