@@ -2,6 +2,8 @@ package jquant.runtime;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import jquant.formats.quant.Pq2Block;
 import jquant.formats.quant.Ptq1Block;
@@ -25,21 +27,33 @@ import jquant.runtime.ternary.Tq2Matrix;
  * prefill reads two gigabytes of weights through kernels still being profiled). A background thread
  * calls each kernel a few thousand times on a few hundred values — milliseconds of work — so C2
  * compiles them while the file is opened and the prompt tokenized. The results are discarded.
+ *
+ * <p>The ternary kernels are warmed only once a model builds a ternary matrix ({@link #startTernary}):
+ * on two cores, warming kernels a model never calls competes with its first token (measured: the float
+ * kernels need 2–3 s of CPU before C2 code exists, the ternary ones as much again).
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     private static final int CALLS = 12_000;
     private static final int COLS = 256;
     private static final AtomicBoolean STARTED = new AtomicBoolean();
+    private static final Set<Class<?>> TERNARY_STARTED = ConcurrentHashMap.newKeySet();
 
     private KernelWarmup() {}
 
-    /** Starts warming the vector kernels on a daemon thread, once per process. */
+    /** Starts warming the float and int8 vector kernels on a daemon thread, once per process. */
     public static void start() {
         if (STARTED.compareAndSet(false, true)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(KernelWarmup::warm);
     }
 
-    /** Calls every kernel {@value #CALLS} times (package-private for the test that it runs cleanly). */
+    /** Starts warming the kernels of {@code layout}'s class on a daemon thread, once per process and layout: called when a model builds such a matrix. */
+    static void startTernary(TernaryMatrix layout) {
+        if (TERNARY_STARTED.add(layout.getClass())) {
+            Thread.ofPlatform().daemon().name("jquant-ternary-warmup").start(() -> warmTernary(layout.getClass()));
+        }
+    }
+
+    /** Calls every float and int8 kernel {@value #CALLS} times (package-private for the test that it runs cleanly). */
     static void warm() {
         MatmulKernels k = new VectorMatmulKernels();
         VectorKernels v = new VectorKernels();
@@ -62,25 +76,26 @@ public final class KernelWarmup {
                 v.dot(x, 0, rows, 0, COLS);
                 v.softmax(y, 0, COLS);
             }
-            warmTernary(arena);
         }
     }
 
-    /** Each ternary layout's decode and prefill kernels, on all-zero blocks (valid codes, zero scales), on the caller alone. */
-    private static void warmTernary(Arena arena) {
+    /**
+     * The decode and prefill kernels of the ternary layout {@code layout} (T2P, TQ2_0, PQ2_0 or PTQ1_0), on
+     * all-zero blocks (valid codes, zero scales), on the caller alone.
+     */
+    static void warmTernary(Class<?> layout) {
         int rows = 8, cols = 2 * COLS;
-        try (WorkerPool one = new WorkerPool(1)) {
-            TernaryMatrix[] matrices = {
-                    new T2pMatrix(zeros(arena, (long) T2pBlock.BYTES * (rows / 4) * (cols / 128)), rows, cols, one),
-                    new Tq2Matrix(zeros(arena, (long) rows * (cols / 256) * Tq2Block.BYTES), rows, cols, one),
-                    new Pq2Matrix(zeros(arena, (long) rows * (cols / 128) * Pq2Block.BYTES), rows, cols, one),
-                    new Ptq1Matrix(zeros(arena, (long) rows * (cols / 128) * Ptq1Block.BYTES), rows, cols, one)};
+        try (Arena arena = Arena.ofConfined(); WorkerPool one = new WorkerPool(1)) {
+            TernaryMatrix m;
+            if (layout == T2pMatrix.class) m = new T2pMatrix(zeros(arena, (long) T2pBlock.BYTES * (rows / 4) * (cols / 128)), rows, cols, one);
+            else if (layout == Tq2Matrix.class) m = new Tq2Matrix(zeros(arena, (long) rows * (cols / 256) * Tq2Block.BYTES), rows, cols, one);
+            else if (layout == Pq2Matrix.class) m = new Pq2Matrix(zeros(arena, (long) rows * (cols / 128) * Pq2Block.BYTES), rows, cols, one);
+            else if (layout == Ptq1Matrix.class) m = new Ptq1Matrix(zeros(arena, (long) rows * (cols / 128) * Ptq1Block.BYTES), rows, cols, one);
+            else throw new IllegalArgumentException("no ternary layout " + layout.getName());
             ActivationBlocks x = ActivationBlocks.quantize(new float[cols]);
             for (int i = 0; i < CALLS / 4; i++) {
-                for (TernaryMatrix m : matrices) {
-                    m.multiply(x);
-                    m.multiply(x, x, x, x);
-                }
+                m.multiply(x);
+                m.multiply(x, x, x, x);
             }
         }
     }

@@ -14,6 +14,7 @@ public final class TernaryLinearWeights implements LinearWeights {
 
     public TernaryLinearWeights(TernaryMatrix matrix) {
         this.matrix = matrix;
+        KernelWarmup.startTernary(matrix);
     }
 
     /** The kernel matrix (its class names the layout). */
