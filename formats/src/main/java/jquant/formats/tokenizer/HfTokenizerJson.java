@@ -202,18 +202,38 @@ public final class HfTokenizerJson {
         return new StreamedJson(root, pieces, merges);
     }
 
+    /**
+     * Ids a vocabulary may reach beyond its entry count: the holes added tokens fill (a hole nothing
+     * fills is refused later). Without a bound, one entry with id 944,444,444 in a 3 KB file asked for
+     * a list of that many slots (found by fuzzing).
+     */
+    static final int MAX_UNUSED_IDS = 1 << 16;
+
     /** {@code "piece": id, …} up to the closing brace, into {@code pieces} by id. */
     private static void streamVocab(Path file, JsonParser p, List<String> pieces) throws IOException {
+        List<String> names = new ArrayList<>();
+        List<Integer> ids = new ArrayList<>();
+        int largest = -1;
+        String largestName = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String piece = p.currentName();
             JsonToken id = p.nextToken();
             if (id != JsonToken.VALUE_NUMBER_INT || p.getLongValue() < 0 || p.getLongValue() > Integer.MAX_VALUE - 8) {
                 throw new CheckpointException(file, "token '" + piece + "' has invalid id " + p.getText());
             }
-            int i = p.getIntValue();
-            while (pieces.size() <= i) pieces.add(null);
-            pieces.set(i, piece);
+            names.add(piece);
+            ids.add(p.getIntValue());
+            if (p.getIntValue() > largest) {
+                largest = p.getIntValue();
+                largestName = piece;
+            }
         }
+        if ((long) largest >= (long) names.size() + MAX_UNUSED_IDS) {
+            throw new CheckpointException(file, "token '" + largestName + "' has id " + largest + ", but the vocabulary has only "
+                    + names.size() + " entries");
+        }
+        while (pieces.size() <= largest) pieces.add(null);
+        for (int k = 0; k < names.size(); k++) pieces.set(ids.get(k), names.get(k));
     }
 
     /** {@code "a b"} or {@code ["a", "b"]} elements up to the closing bracket, into {@code merges} as "a b". */

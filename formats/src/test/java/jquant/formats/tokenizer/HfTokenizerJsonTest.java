@@ -79,6 +79,13 @@ class HfTokenizerJsonTest {
         Path lstrip = json(byteLevel, "null", "null");
         Files.writeString(lstrip, Files.readString(lstrip).replace("\"lstrip\":false", "\"lstrip\":true"));
         assertRefused(lstrip, "added token '<s>' sets lstrip, which is not supported");
+        // found by fuzzing: one id far past the entries asked for a list of that many slots (out of memory)
+        Path farId = json(byteLevel, "null", "null");
+        Files.writeString(farId, Files.readString(farId).replace("\"ab\":3", "\"ab\":944444444"));
+        assertRefused(farId, "token 'ab' has id 944444444, but the vocabulary has only 3 entries");
+        Path gap = json(byteLevel, "null", "null");
+        Files.writeString(gap, Files.readString(gap).replace("\"ab\":3", "\"ab\":3000"));
+        assertRefused(gap, "no token has id 3");   // within the bound, a hole no added token fills is the error
     }
 
     private static void assertRefused(Path file, String message) {
