@@ -6,11 +6,18 @@ import java.nio.ByteOrder;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.runtime.kernels.MatmulKernels;
+import jquant.runtime.kernels.NonFiniteWeightException;
 
 /**
  * A float32, float16 or bfloat16 matrix multiplied where it lies (usually the mapped file): each
  * weight is converted to float32 in a register as it is used (float16 exactly, bfloat16 by a shift),
  * so the model needs no memory beyond the file's pages.
+ *
+ * <p>Float16 decode multiplies activations scaled by {@link MatmulKernels#F16_INPUT_SCALE} (the
+ * kernel's conversion leaves its 2^-112 in the weight); a token with an activation too large to scale
+ * takes the prefill path, which converts the weights fully and gives the same bits. Because that
+ * conversion cannot see infinities or NaNs, every float16 weight is checked once, before the first
+ * product (a scan at memory speed, the pages the product reads next).
  */
 public final class DenseWeights extends RowMajorWeights {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -18,6 +25,8 @@ public final class DenseWeights extends RowMajorWeights {
     private final MemorySegment data;
     private final DType type;
     private final long rowBytes;
+    /** For float16: whether every weight has been checked finite. */
+    private volatile boolean checked;
 
     /** {@code data}: {@code out} rows of {@code in} elements of {@code type}, little-endian, off-heap (native or mapped). */
     public DenseWeights(String name, MemorySegment data, DType type, int out, int in, Compute compute) {
@@ -39,6 +48,31 @@ public final class DenseWeights extends RowMajorWeights {
     /** True for the element types these weights run in place: F32, F16, BF16. */
     public static boolean supports(DType type) {
         return type == DType.F32 || type == DType.F16 || type == DType.BF16;
+    }
+
+    @Override
+    float[] prepare(float[] x, int n, Scratch s) {
+        if (type == DType.F16 && !checked) requireFinite();
+        return x;
+    }
+
+    private synchronized void requireFinite() {
+        if (checked) return;
+        compute.pool().forRange(out, in, (worker, r0, r1) -> {
+            for (int r = r0; r < r1; r++) NonFiniteWeightException.requireFiniteF16(data, r * rowBytes, in, r);
+        });
+        checked = true;
+    }
+
+    @Override
+    float[] decodeInput(float[] x, int n, Scratch s) {
+        if (type != DType.F16) return x;
+        float[] scaled = s.input(n * in);
+        for (int i = 0; i < n * in; i++) {
+            if (!(Math.abs(x[i]) < MatmulKernels.F16_INPUT_LIMIT)) return null;
+            scaled[i] = x[i] * MatmulKernels.F16_INPUT_SCALE;
+        }
+        return scaled;
     }
 
     @Override

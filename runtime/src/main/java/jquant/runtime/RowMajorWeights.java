@@ -105,14 +105,24 @@ abstract class RowMajorWeights implements LinearWeights {
         return x;
     }
 
+    /**
+     * The activations as the decode kernels ({@link #dotRows}) take them, from the prepared ones, or
+     * null if this input must take the prefill path instead (which gives the same bits).
+     */
+    float[] decodeInput(float[] x, int n, Scratch s) {
+        return x;
+    }
+
     @Override
     public final void matmul(float[] x, int n, float[] y) {
-        float[] xs = prepare(x, n, scratch());
+        Scratch s = scratch();
         try {
-            if (n < PREFILL_TOKENS) decode(xs, n, y);
+            float[] xs = prepare(x, n, s);
+            float[] xd = n < PREFILL_TOKENS ? decodeInput(xs, n, s) : null;
+            if (xd != null) decode(xd, n, y);
             else prefill(xs, n, y);
         } catch (NonFiniteWeightException e) {
-            throw new IllegalStateException(name + ": a stored weight is not finite (" + e.getMessage() + " of a row group)", e);
+            throw new IllegalStateException(name + ": a stored weight is not finite (" + e.getMessage() + ")", e);
         }
     }
 

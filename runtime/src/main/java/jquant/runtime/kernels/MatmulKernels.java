@@ -28,13 +28,25 @@ import java.lang.foreign.MemorySegment;
  */
 public interface MatmulKernels {
 
+    /** What {@link #rowsF16} expects its activations multiplied by: 2^112, undoing the weights' 2^-112. */
+    float F16_INPUT_SCALE = 0x1p112f;
+    /** Activations at or above this magnitude cannot be scaled for {@link #rowsF16} (they would overflow). */
+    float F16_INPUT_LIMIT = 0x1p16f;
+
     /** Chains per row product (the float lanes of one vector). */
     int lanes();
 
     /** Float32 rows, little-endian, in a segment. */
     void rowsF32(MemorySegment w, long at0, long at1, long at2, long at3, float[] x, int xOff, int k0, int k1, float[] acc);
 
-    /** IEEE float16 rows, little-endian, in a segment, converted in registers (exactly). */
+    /**
+     * IEEE float16 rows, little-endian, in a segment, converted in registers, with the activations
+     * already multiplied by {@link #F16_INPUT_SCALE} (so |x| must be below 2^16): each weight is taken as
+     * its value × 2^-112, which a shift and a mask give exactly from its bits, and the product with the
+     * scaled activation is the same real number as w·x, so the chains are the definition's, bit for bit,
+     * at four vector operations per float16 vector. The weights must be finite: the shift turns ±inf
+     * and NaN into numbers, so the caller checks a matrix once ({@link NonFiniteWeightException#requireFiniteF16}).
+     */
     void rowsF16(MemorySegment w, long at0, long at1, long at2, long at3, float[] x, int xOff, int k0, int k1, float[] acc);
 
     /** bfloat16 rows, little-endian, in a segment (the top half of a float32). */
@@ -55,7 +67,7 @@ public interface MatmulKernels {
 
     /**
      * {@code dst[off + i]} = float16 {@code i} of {@code w} from byte {@code at}, {@code i < len}: rows
-     * decoded once for a prefill batch. Throws {@link NonFiniteWeightException} (row 0) for ±inf or NaN.
+     * decoded once for a prefill batch. The weights must be finite, as for {@link #rowsF16}.
      */
     void f16ToFloats(MemorySegment w, long at, float[] dst, int off, int len);
 

@@ -11,7 +11,6 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -20,10 +19,12 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>float16 → float32 without a conversion instruction (the Vector API has none): the half's bits,
  * sign-extended to an int, shifted left by 13 and masked with {@code 0x8FFFFFFF}, are a float whose
- * exponent is 112 too small, so one multiplication by 2^112 gives the value exactly, normal or
- * subnormal. Infinity and NaN (exponent 31) would come out finite, so the kernel keeps the largest
- * exponent seen and throws {@link NonFiniteWeightException}: such a weight is an error, never a
- * silent number.
+ * exponent is 112 too small, exactly, normal or subnormal. {@link #f16ToFloats} multiplies by 2^112 to
+ * get the value; {@link #rowsF16} leaves that to its activations, scaled once per product by the caller,
+ * because this machine issues one 512-bit floating-point operation per cycle and a multiply per weight
+ * vector halved the kernel's speed. Infinity and NaN (exponent 31) would come out finite, so the
+ * callers check each matrix once before its first product
+ * ({@link NonFiniteWeightException#requireFiniteF16}).
  *
  * <p>Every Vector API call sits directly in a loop body of the method that owns the vectors: C2
  * inlines those, but a helper it leaves out of line would box every vector it takes or returns.
@@ -41,7 +42,8 @@ public final class VectorMatmulKernels implements MatmulKernels {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     private static final float FP16_REBIAS = 0x1p112f;
-    private static final int FP16_SPECIAL = 0x7C00;
+    /** Sign, exponent and mantissa of a float16 shifted into a float32's places (the sign-extension bits cleared). */
+    private static final int FP16_BITS = 0x8FFFFFFF;
 
     @Override
     public int lanes() {
@@ -84,20 +86,18 @@ public final class VectorMatmulKernels implements MatmulKernels {
     public void rowsF16(MemorySegment w, long at0, long at1, long at2, long at3, float[] x, int xOff, int k0, int k1, float[] acc) {
         FloatVector a0 = FloatVector.fromArray(F, acc, 0), a1 = FloatVector.fromArray(F, acc, L);
         FloatVector a2 = FloatVector.fromArray(F, acc, 2 * L), a3 = FloatVector.fromArray(F, acc, 3 * L);
-        IntVector exponents = IntVector.zero(I);
         int end = bound(k0, k1, L);
         for (int k = k0; k < end; k += L) {
             FloatVector xv = FloatVector.fromArray(F, x, xOff + k);
             long at = 2L * k;
-            IntVector h0 = (IntVector) ShortVector.fromMemorySegment(S, w, at0 + at, LE).convertShape(S2I, I, 0);
-            IntVector h1 = (IntVector) ShortVector.fromMemorySegment(S, w, at1 + at, LE).convertShape(S2I, I, 0);
-            IntVector h2 = (IntVector) ShortVector.fromMemorySegment(S, w, at2 + at, LE).convertShape(S2I, I, 0);
-            IntVector h3 = (IntVector) ShortVector.fromMemorySegment(S, w, at3 + at, LE).convertShape(S2I, I, 0);
-            exponents = exponents.max(h0.and(FP16_SPECIAL)).max(h1.and(FP16_SPECIAL)).max(h2.and(FP16_SPECIAL)).max(h3.and(FP16_SPECIAL));
-            a0 = h0.lanewise(LSHL, 13).and(0x8FFFFFFF).reinterpretAsFloats().mul(FP16_REBIAS).fma(xv, a0);
-            a1 = h1.lanewise(LSHL, 13).and(0x8FFFFFFF).reinterpretAsFloats().mul(FP16_REBIAS).fma(xv, a1);
-            a2 = h2.lanewise(LSHL, 13).and(0x8FFFFFFF).reinterpretAsFloats().mul(FP16_REBIAS).fma(xv, a2);
-            a3 = h3.lanewise(LSHL, 13).and(0x8FFFFFFF).reinterpretAsFloats().mul(FP16_REBIAS).fma(xv, a3);
+            a0 = ((IntVector) ShortVector.fromMemorySegment(S, w, at0 + at, LE).convertShape(S2I, I, 0))
+                    .lanewise(LSHL, 13).and(FP16_BITS).reinterpretAsFloats().fma(xv, a0);
+            a1 = ((IntVector) ShortVector.fromMemorySegment(S, w, at1 + at, LE).convertShape(S2I, I, 0))
+                    .lanewise(LSHL, 13).and(FP16_BITS).reinterpretAsFloats().fma(xv, a1);
+            a2 = ((IntVector) ShortVector.fromMemorySegment(S, w, at2 + at, LE).convertShape(S2I, I, 0))
+                    .lanewise(LSHL, 13).and(FP16_BITS).reinterpretAsFloats().fma(xv, a2);
+            a3 = ((IntVector) ShortVector.fromMemorySegment(S, w, at3 + at, LE).convertShape(S2I, I, 0))
+                    .lanewise(LSHL, 13).and(FP16_BITS).reinterpretAsFloats().fma(xv, a3);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, L);
@@ -106,13 +106,10 @@ public final class VectorMatmulKernels implements MatmulKernels {
         for (int k = end; k < k1; k++) {
             int c = k - end;
             float xk = x[xOff + k];
-            acc[c] = Math.fma(Float.float16ToFloat(w.get(I16, at0 + 2L * k)), xk, acc[c]);
-            acc[L + c] = Math.fma(Float.float16ToFloat(w.get(I16, at1 + 2L * k)), xk, acc[L + c]);
-            acc[2 * L + c] = Math.fma(Float.float16ToFloat(w.get(I16, at2 + 2L * k)), xk, acc[2 * L + c]);
-            acc[3 * L + c] = Math.fma(Float.float16ToFloat(w.get(I16, at3 + 2L * k)), xk, acc[3 * L + c]);
-        }
-        if (exponents.reduceLanes(VectorOperators.MAX) == FP16_SPECIAL) {
-            NonFiniteWeightException.find(w, new long[] {at0, at1, at2, at3}, k0, end);
+            acc[c] = Math.fma(ScalarMatmulKernels.f16Scaled(w.get(I16, at0 + 2L * k)), xk, acc[c]);
+            acc[L + c] = Math.fma(ScalarMatmulKernels.f16Scaled(w.get(I16, at1 + 2L * k)), xk, acc[L + c]);
+            acc[2 * L + c] = Math.fma(ScalarMatmulKernels.f16Scaled(w.get(I16, at2 + 2L * k)), xk, acc[2 * L + c]);
+            acc[3 * L + c] = Math.fma(ScalarMatmulKernels.f16Scaled(w.get(I16, at3 + 2L * k)), xk, acc[3 * L + c]);
         }
     }
 
@@ -249,18 +246,12 @@ public final class VectorMatmulKernels implements MatmulKernels {
 
     @Override
     public void f16ToFloats(MemorySegment w, long at, float[] dst, int off, int len) {
-        IntVector exponents = IntVector.zero(I);
         int end = bound(0, len, L);
         for (int i = 0; i < end; i += L) {
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, at + 2L * i, LE).convertShape(S2I, I, 0);
-            exponents = exponents.max(h.and(FP16_SPECIAL));
-            h.lanewise(LSHL, 13).and(0x8FFFFFFF).reinterpretAsFloats().mul(FP16_REBIAS).intoArray(dst, off + i);
+            ((IntVector) ShortVector.fromMemorySegment(S, w, at + 2L * i, LE).convertShape(S2I, I, 0))
+                    .lanewise(LSHL, 13).and(FP16_BITS).reinterpretAsFloats().mul(FP16_REBIAS).intoArray(dst, off + i);
         }
-        if (exponents.reduceLanes(VectorOperators.MAX) == FP16_SPECIAL) NonFiniteWeightException.find(w, new long[] {at}, 0, end);
-        for (int i = end; i < len; i++) {
-            dst[off + i] = Float.float16ToFloat(w.get(I16, at + 2L * i));
-            if (!Float.isFinite(dst[off + i])) throw new NonFiniteWeightException(0, i, dst[off + i]);
-        }
+        for (int i = end; i < len; i++) dst[off + i] = Float.float16ToFloat(w.get(I16, at + 2L * i));
     }
 
     @Override

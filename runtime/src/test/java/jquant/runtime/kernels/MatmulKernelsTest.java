@@ -122,22 +122,52 @@ class MatmulKernelsTest {
         }
     }
 
+    /**
+     * The float16 row kernel takes activations × 2^112 and weights × 2^-112: its chains must be the
+     * definition's — the float32 values of the halves times the unscaled activations — bit for bit, for
+     * every finite half (subnormals, the largest, ±0) and activations up to just below the limit.
+     */
+    @ParameterizedTest
+    @CsvSource({"17", "200", "1000"})
+    void float16RowsOnScaledActivationsAreTheDefinitionsChains(int in) {
+        SplittableRandom rnd = new SplittableRandom(in * 31L);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment f16 = halves(rnd, 4, in, arena);
+            float[] asFloats = new float[4 * in];
+            for (int i = 0; i < asFloats.length; i++) asFloats[i] = Float.float16ToFloat(f16.get(I16, 2L * i));
+            float[] x = new float[in], scaled = new float[in];
+            for (int i = 0; i < in; i++) {
+                x[i] = switch (i % 4) {
+                    case 0 -> (float) rnd.nextGaussian();
+                    case 1 -> Math.nextDown(MatmulKernels.F16_INPUT_LIMIT) * (rnd.nextBoolean() ? 1 : -1);
+                    case 2 -> Float.MIN_VALUE * rnd.nextInt(1000);
+                    default -> (float) (rnd.nextDouble() * 2 - 1) * 3e4f;
+                };
+                scaled[i] = x[i] * MatmulKernels.F16_INPUT_SCALE;
+            }
+            long h = 2L * in;
+            for (MatmulKernels k : new MatmulKernels[] {vector, scalar}) {
+                assertSame(acc -> k.rowsF16(f16, 0, h, 2 * h, 3 * h, scaled, 0, 0, in, acc),
+                        acc -> scalar.rowsF32(asFloats, 0, in, 2 * in, 3 * in, x, 0, 0, in, acc), rnd);
+            }
+        }
+    }
+
     @Test
-    void nonFiniteFloat16WeightsAreReportedNotComputed() {
-        for (short special : new short[] {(short) 0x7C00, (short) 0xFC00, (short) 0x7E01}) {
-            try (Arena arena = Arena.ofConfined()) {
-                int in = 300;
-                MemorySegment w = halves(new SplittableRandom(1), 4, in, arena);
-                w.set(I16, 2L * (2 * in + 257), special);
-                float[] x = new float[in];
-                for (MatmulKernels k : new MatmulKernels[] {vector, scalar}) {
-                    assertThatThrownBy(() -> k.rowsF16(w, 0, 2L * in, 4L * in, 6L * in, x, 0, 0, in, new float[4 * lanes]))
+    void nonFiniteFloat16WeightsAreFoundWhereTheyAre() {
+        for (short special : new short[] {(short) 0x7C00, (short) 0xFC00, (short) 0x7E01, (short) 0xFFFF}) {
+            for (int column : new int[] {0, 3, 4, 257, 298, 299}) {
+                try (Arena arena = Arena.ofConfined()) {
+                    int in = 300;
+                    MemorySegment w = halves(new SplittableRandom(column), 4, in, arena);
+                    for (int r = 0; r < 4; r++) NonFiniteWeightException.requireFiniteF16(w, 2L * r * in, in, r);
+                    w.set(I16, 2L * (2 * in + column), special);
+                    NonFiniteWeightException.requireFiniteF16(w, 2L * in, in, 1);
+                    assertThatThrownBy(() -> NonFiniteWeightException.requireFiniteF16(w, 4L * in, in, 7))
                             .isInstanceOfSatisfying(NonFiniteWeightException.class, e -> {
-                                assertThat(e.row()).isEqualTo(2);
-                                assertThat(e.column()).isEqualTo(257);
+                                assertThat(e.row()).isEqualTo(7);
+                                assertThat(e.column()).isEqualTo(column);
                             });
-                    assertThatThrownBy(() -> k.f16ToFloats(w, 4L * in, new float[in], 0, in))
-                            .isInstanceOf(NonFiniteWeightException.class);
                 }
             }
         }
