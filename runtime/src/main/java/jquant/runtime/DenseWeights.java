@@ -39,7 +39,6 @@ public final class DenseWeights extends RowMajorWeights {
         }
         this.data = data;
         this.type = type;
-        KernelWarmup.startDense(type);
     }
 
     public DenseWeights(Tensor tensor, Compute compute) {
