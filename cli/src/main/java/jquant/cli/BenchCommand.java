@@ -32,8 +32,10 @@ import jquant.runtime.LoadedModel;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code jquant bench}: whole-model benchmarks and the benchmark model they run on. Each prints its
@@ -125,6 +127,11 @@ final class BenchCommand {
         }
     }
 
+    /** A bad option value: a usage error (exit 2), named with the command that was given it. */
+    static CommandLine.ParameterException usage(CommandSpec command, String message) {
+        return new CommandLine.ParameterException(command.commandLine(), message);
+    }
+
     /** Options of the benches that run a model. */
     static final class RunOptions {
         @Parameters(index = "0", paramLabel = "<model>", description = "Model (llama2.c .bin, GGUF, HF folder, jquant .jqw).")
@@ -137,6 +144,9 @@ final class BenchCommand {
         @Mixin
         ModelOptions options = new ModelOptions();
 
+        @Spec(Spec.Target.MIXEE)
+        CommandSpec command;
+
         /** A whole-model bench, given the model's tokenizer and a loader that opens it on given threads. */
         @FunctionalInterface
         interface Bench {
@@ -148,7 +158,7 @@ final class BenchCommand {
          * layer loaded before any timing, and everything opened is closed at the end.
          */
         void measure(Bench bench) throws Exception {
-            for (int t : threadCounts) if (t < 1) throw new IllegalArgumentException("--thread-counts must be at least 1, got " + t);
+            for (int t : threadCounts) if (t < 1) throw usage(command, "--thread-counts must be at least 1, got " + t);
             List<AutoCloseable> opened = new ArrayList<>();
             try (LoadedModel vocabulary = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
                 bench.run(vocabulary.tokenizer(), compute -> {
@@ -175,7 +185,7 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            if (tokens < 1 || warmup < 0) throw new IllegalArgumentException("--tokens must be ≥ 1 and --warmup ≥ 0");
+            if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
             run.measure((tokenizer, loader) -> {
                 int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
                 System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model, prompt.length, tokens, warmup);
@@ -201,7 +211,7 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            if (ctx < 2 || windows < 1) throw new IllegalArgumentException("--ctx must be ≥ 2 and --windows ≥ 1");
+            if (ctx < 2 || windows < 1) throw usage(run.command, "--ctx must be ≥ 2 and --windows ≥ 1, got " + ctx + " and " + windows);
             run.measure((tokenizer, loader) -> {
                 int[] tokens = tokenizer.encode(Evaluation.readText(data));
                 System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model, data, windows, ctx);
@@ -228,9 +238,14 @@ final class BenchCommand {
         @Mixin
         ModelOptions options = new ModelOptions();
 
+        @Spec
+        CommandSpec command;
+
         @Override
         public Integer call() throws Exception {
-            if (promptTokens < 1 || repeats < 1) throw new IllegalArgumentException("--prompt-tokens and --repeats must be ≥ 1");
+            if (promptTokens < 1 || repeats < 1) {
+                throw usage(command, "--prompt-tokens and --repeats must be ≥ 1, got " + promptTokens + " and " + repeats);
+            }
             String prompt;
             try (LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
                 int[] ids = m.tokenizer().encode(Evaluation.readText(data));

@@ -248,6 +248,10 @@ class BadInputCatalogueTest {
         c.add(new Case("usage: value out of range", 2, "--budgets", usage, "calibrate", m, "--data", t, "--budgets", "4,9", "--out", out));
         c.add(new Case("usage: value out of range", 2, "--budgets", usage, "sweep", m, "--data", t, "--budgets", "0", "--out", sweepOut));
         c.add(new Case("usage: value out of range", 2, "--ctx", usage, "sweep", m, "--data", t, "--ctx", "1", "--out", sweepOut));
+        c.add(new Case("usage: value out of range", 2, "--tokens", usage, "bench", "decode", m, "--tokens", "0"));
+        c.add(new Case("usage: value out of range", 2, "--thread-counts", usage, "bench", "decode", m, "--thread-counts", "1,0"));
+        c.add(new Case("usage: value out of range", 2, "--ctx", usage, "bench", "prefill", m, "--data", t, "--ctx", "1"));
+        c.add(new Case("usage: value out of range", 2, "--repeats", usage, "bench", "ttft", m, "--data", t, "--repeats", "0"));
         c.add(new Case("usage: value out of range", 2, "--alpha", usage, "allocate", m, "--budget", "5", "--stats", s, "--alpha", "1.5", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--type", usage, "ternarize", m, "--type", "q4_0", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--format", usage, "repack", ternary.toString(), "--format", "nope", "--out", out));
