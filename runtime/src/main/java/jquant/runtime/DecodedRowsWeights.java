@@ -20,6 +20,7 @@ public final class DecodedRowsWeights extends RowMajorWeights {
 
     public DecodedRowsWeights(Tensor tensor, Compute compute) {
         super(tensor.name(), tensor.rows(), tensor.cols(), compute);
+        KernelWarmup.startFloatRows();
         DType type = tensor.dtype();
         if (!type.isDecodable()) {
             throw new IllegalArgumentException(tensor.name() + " is stored as ggml type " + type + " (id " + type.ggmlId()

@@ -11,6 +11,7 @@ public final class DenseF32Weights extends RowMajorWeights {
 
     public DenseF32Weights(float[] w, int out, int in, Compute compute) {
         super("float32 matrix", out, in, compute);
+        KernelWarmup.startFloatRows();
         if ((long) out * in != w.length) {
             throw new IllegalArgumentException("a " + out + "×" + in + " matrix needs " + (long) out * in + " floats, got " + w.length);
         }

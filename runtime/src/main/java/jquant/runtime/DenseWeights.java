@@ -39,6 +39,7 @@ public final class DenseWeights extends RowMajorWeights {
         }
         this.data = data;
         this.type = type;
+        KernelWarmup.startDense(type);
     }
 
     public DenseWeights(Tensor tensor, Compute compute) {

@@ -4,7 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
+import jquant.formats.DType;
 import jquant.formats.quant.Pq2Block;
 import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.T2pBlock;
@@ -28,55 +28,108 @@ import jquant.runtime.ternary.Tq2Matrix;
  * calls each kernel a few thousand times on a few hundred values — milliseconds of work — so C2
  * compiles them while the file is opened and the prompt tokenized. The results are discarded.
  *
- * <p>The ternary kernels are warmed only once a model builds a ternary matrix ({@link #startTernary}):
- * on two cores, warming kernels a model never calls competes with its first token (measured: the float
- * kernels need 2–3 s of CPU before C2 code exists, the ternary ones as much again).
+ * <p>Only the kernels a model calls are warmed: the shared ones (norms, softmax, the prefill tile) when a
+ * model is opened ({@link #start}), each storage form's row kernels when a model first builds a matrix
+ * of that form ({@link #startDense}, {@link #startInt8Rows}, {@link #startFloatRows},
+ * {@link #startTernary}). On two cores C2 is the bottleneck of the first token (measured on the 1.1B
+ * bench model: 3.0 s of C2 time when every kernel was warmed), so a kernel compiled for nothing
+ * delays the ones the model waits for.
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     private static final int CALLS = 12_000;
     private static final int COLS = 256;
-    private static final AtomicBoolean STARTED = new AtomicBoolean();
-    private static final Set<Class<?>> TERNARY_STARTED = ConcurrentHashMap.newKeySet();
+    private static final Set<Object> STARTED = ConcurrentHashMap.newKeySet();
 
     private KernelWarmup() {}
 
-    /** Starts warming the float and int8 vector kernels on a daemon thread, once per process. */
+    /** Starts {@code body} on a daemon thread, once per process and {@code key}. */
+    private static void once(Object key, Runnable body) {
+        if (STARTED.add(key)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(body);
+    }
+
+    /**
+     * Starts warming the kernels every model uses: norms, softmax, the float prefill tile, and the
+     * float16 row kernels (a GGUF's embedding and classifier are float16 whatever its other weights).
+     * A row kernel compiled here, before any ternary kernel, is also what keeps C2 from boxing the
+     * T2P prefill kernel's vectors: without one (tile and norms only), 40 s of a T2P eval of the 1.1B
+     * bench model took 5,182 young collections and one window in 30 s, with one 559 and eight windows.
+     * Why that order matters was not pinned down; any of the row kernels did it.
+     */
     public static void start() {
-        if (STARTED.compareAndSet(false, true)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(KernelWarmup::warm);
+        once(KernelWarmup.class, KernelWarmup::warmShared);
     }
 
-    /** Starts warming the kernels of {@code layout}'s class on a daemon thread, once per process and layout: called when a model builds such a matrix. */
+    /** Starts warming the in-place row kernels of dense {@code type} weights (F32 or BF16; F16's are shared). */
+    static void startDense(DType type) {
+        if (type != DType.F16) once(type, () -> warmDense(type));
+    }
+
+    /** Starts warming the int8 row kernel (weightlet codes). */
+    static void startInt8Rows() {
+        once("int8 rows", KernelWarmup::warmInt8Rows);
+    }
+
+    /** Starts warming the float32 row kernel (rows decoded into a buffer). */
+    static void startFloatRows() {
+        once("float rows", KernelWarmup::warmFloatRows);
+    }
+
+    /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
     static void startTernary(TernaryMatrix layout) {
-        if (TERNARY_STARTED.add(layout.getClass())) {
-            Thread.ofPlatform().daemon().name("jquant-ternary-warmup").start(() -> warmTernary(layout.getClass()));
-        }
+        once(layout.getClass(), () -> warmTernary(layout.getClass()));
     }
 
-    /** Calls every float and int8 kernel {@value #CALLS} times (package-private for the test that it runs cleanly). */
-    static void warm() {
+    /** The shared kernels, {@value #CALLS} calls each (package-private, as the warm-ups below, for the test that they run cleanly). */
+    static void warmShared() {
         MatmulKernels k = new VectorMatmulKernels();
         VectorKernels v = new VectorKernels();
         int lanes = k.lanes();
+        float[] rows = new float[4 * COLS], x = new float[4 * COLS], acc = new float[16 * lanes], y = new float[COLS];
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = arena.allocate(4L * 4 * COLS, 64);
-            float[] rows = new float[4 * COLS], x = new float[4 * COLS], acc = new float[16 * lanes], y = new float[COLS];
-            byte[] codes = new byte[4 * COLS];
+            MemorySegment halves = arena.allocate(2L * 4 * COLS, 64);
             for (int i = 0; i < CALLS; i++) {
-                k.rowsF32(w, 0, 4L * COLS, 8L * COLS, 12L * COLS, x, 0, 0, COLS, acc);
-                k.rowsF16(w, 0, 2L * COLS, 4L * COLS, 6L * COLS, x, 0, 0, COLS, acc);
-                k.rowsBF16(w, 0, 2L * COLS, 4L * COLS, 6L * COLS, x, 0, 0, COLS, acc);
-                k.rowsI8(codes, 0, COLS, 2 * COLS, 3 * COLS, x, 0, 0, COLS, acc);
-                k.rowsF32(rows, 0, COLS, 2 * COLS, 3 * COLS, x, 0, 0, COLS, acc);
+                k.rowsF16(halves, 0, 2L * COLS, 4L * COLS, 6L * COLS, x, 0, 0, COLS, acc);
+                k.f16ToFloats(halves, 0, y, 0, COLS);
                 k.tile(rows, 0, COLS, 2 * COLS, 3 * COLS, x, 0, COLS, 2 * COLS, 3 * COLS, 0, COLS, acc, 0);
-                k.f16ToFloats(w, 0, y, 0, COLS);
-                k.bf16ToFloats(w, 0, y, 0, COLS);
                 v.rmsnorm(x, 0, rows, 1e-5f, y, 0, COLS);
                 v.axpy(0.5f, x, 0, y, 0, COLS);
                 v.dot(x, 0, rows, 0, COLS);
                 v.softmax(y, 0, COLS);
             }
         }
+    }
+
+    static void warmDense(DType type) {
+        MatmulKernels k = new VectorMatmulKernels();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment w = arena.allocate(4L * 4 * COLS, 64);
+            float[] x = new float[COLS], acc = new float[4 * k.lanes()], y = new float[COLS];
+            long row = (long) type.byteSize(1, COLS);
+            for (int i = 0; i < CALLS; i++) {
+                switch (type) {
+                    case F32 -> k.rowsF32(w, 0, row, 2 * row, 3 * row, x, 0, 0, COLS, acc);
+                    case BF16 -> {
+                        k.rowsBF16(w, 0, row, 2 * row, 3 * row, x, 0, 0, COLS, acc);
+                        k.bf16ToFloats(w, 0, y, 0, COLS);
+                    }
+                    default -> throw new IllegalArgumentException(type + " is not F32 or BF16");
+                }
+            }
+        }
+    }
+
+    static void warmInt8Rows() {
+        MatmulKernels k = new VectorMatmulKernels();
+        byte[] codes = new byte[4 * COLS];
+        float[] x = new float[COLS], acc = new float[4 * k.lanes()];
+        for (int i = 0; i < CALLS; i++) k.rowsI8(codes, 0, COLS, 2 * COLS, 3 * COLS, x, 0, 0, COLS, acc);
+    }
+
+    static void warmFloatRows() {
+        MatmulKernels k = new VectorMatmulKernels();
+        float[] rows = new float[4 * COLS], x = new float[COLS], acc = new float[4 * k.lanes()];
+        for (int i = 0; i < CALLS; i++) k.rowsF32(rows, 0, COLS, 2 * COLS, 3 * COLS, x, 0, 0, COLS, acc);
     }
 
     /**

@@ -19,6 +19,7 @@ public sealed class WeightletWeights extends RowMajorWeights permits NpuInt8Weig
 
     public WeightletWeights(String name, PackedTensor packed, float[] scales, Compute compute) {
         super(name, packed.channels(), packed.length(), compute);
+        KernelWarmup.startInt8Rows();
         if (scales.length != packed.channels()) {
             throw new IllegalArgumentException(name + ": " + packed.channels() + " channels but " + scales.length + " scales");
         }

@@ -3,6 +3,7 @@ package jquant.runtime;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import java.util.List;
+import jquant.formats.DType;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.runtime.ternary.T2pMatrix;
@@ -13,7 +14,12 @@ import org.junit.jupiter.api.Test;
 class KernelWarmupTest {
     @Test
     void everyKernelRunsOnTheWarmUpInputs() {
-        assertThatCode(KernelWarmup::warm).doesNotThrowAnyException();
+        assertThatCode(KernelWarmup::warmShared).doesNotThrowAnyException();
+        for (DType type : List.of(DType.F32, DType.BF16)) {
+            assertThatCode(() -> KernelWarmup.warmDense(type)).as(type.name()).doesNotThrowAnyException();
+        }
+        assertThatCode(KernelWarmup::warmInt8Rows).doesNotThrowAnyException();
+        assertThatCode(KernelWarmup::warmFloatRows).doesNotThrowAnyException();
         for (Class<?> layout : List.of(T2pMatrix.class, Tq2Matrix.class, Pq2Matrix.class, Ptq1Matrix.class)) {
             assertThatCode(() -> KernelWarmup.warmTernary(layout)).as(layout.getSimpleName()).doesNotThrowAnyException();
         }
