@@ -31,14 +31,13 @@ public final class TernaryLinearWeights implements LinearWeights {
 
     @Override
     public void matmul(float[] x, int n, float[] out) {
-        int in = matrix.cols(), rows = matrix.rows();
+        int in = matrix.cols();
         if (n == 1) {
             matrix.matvec(ActivationBlocks.quantize(x, 0, in), out, 0);
             return;
         }
         ActivationBlocks[] columns = new ActivationBlocks[n];
         for (int i = 0; i < n; i++) columns[i] = ActivationBlocks.quantize(x, i * in, in);
-        float[][] y = matrix.multiply(columns);
-        for (int i = 0; i < n; i++) System.arraycopy(y[i], 0, out, i * rows, rows);
+        matrix.multiply(columns, out);
     }
 }

@@ -158,11 +158,10 @@ public final class Ptq1Matrix implements TernaryMatrix {
     }
 
     @Override
-    public float[][] multiply(ActivationBlocks... xs) {
+    public void multiply(ActivationBlocks[] xs, float[] y) {
         TernaryMatrix.checkColumns(cols, xs);
-        float[][] y = new float[xs.length][rows];
-        for (int c = 0; c < xs.length; c++) matvec(xs[c], y[c], 0);
-        return y;
+        TernaryMatrix.checkOutput(rows, xs.length, y);
+        for (int c = 0; c < xs.length; c++) matvec(xs[c], y, c * rows);
     }
 
     @Override

@@ -252,7 +252,7 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
      * columns; batches of rows ({@value #BATCH_BLOCKS} blocks) are the outer loop and tiles the next. A last
      * partial tile is padded with zero columns; only real outputs are kept.
      */
-    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
+    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
         for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
@@ -282,7 +282,7 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
                         if (yOut != null) {
                             LaneTree.epilogue(tree, c * column, n, paddedBlocks, 2, 2, p[first + c].sums, d, p[first + c].scales, terms);
-                            sumRows(terms, n, yOut[first + c], r0);
+                            sumRows(terms, n, yOut, (first + c) * rows + r0);
                         }
                         if (dotsOut != null) {
                             LaneTree.reduce(tree, c * column, n * treeVectors, 2);
@@ -334,12 +334,11 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
     // ---------------------------------------------------------------- public entry points
 
     @Override
-    public float[][] multiply(ActivationBlocks... xs) {
+    public void multiply(ActivationBlocks[] xs, float[] y) {
         TernaryMatrix.checkColumns(cols, xs);
-        float[][] y = new float[xs.length][rows];
-        if (xs.length == 1) matvec(xs[0], y[0], 0);
+        TernaryMatrix.checkOutput(rows, xs.length, y);
+        if (xs.length == 1) matvec(xs[0], y, 0);
         else prefill(xs, null, y);
-        return y;
     }
 
     @Override

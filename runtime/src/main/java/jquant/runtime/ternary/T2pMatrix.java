@@ -244,7 +244,7 @@ public final class T2pMatrix implements TernaryMatrix {
      * next, so a batch's codes and a tile's activations both stay in L2. A last partial tile is padded with zero
      * columns; only real outputs are kept.
      */
-    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[][] yOut) {
+    private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
         for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
@@ -266,7 +266,7 @@ public final class T2pMatrix implements TernaryMatrix {
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
                         if (yOut != null) {
                             LaneTree.epilogue(tree, c * column, n, unit, LEVELS, 2, p[first + c].sums4, d, p[first + c].scales4, terms);
-                            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut[first + c], 4 * (g0 + g));
+                            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut, (first + c) * rows + 4 * (g0 + g));
                         }
                         if (dotsOut != null) {
                             LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
@@ -336,12 +336,11 @@ public final class T2pMatrix implements TernaryMatrix {
     // ---------------------------------------------------------------- public entry points
 
     @Override
-    public float[][] multiply(ActivationBlocks... xs) {
+    public void multiply(ActivationBlocks[] xs, float[] y) {
         TernaryMatrix.checkColumns(cols, xs);
-        float[][] y = new float[xs.length][rows];
-        if (xs.length == 1) matvec(xs[0], y[0], 0);
+        TernaryMatrix.checkOutput(rows, xs.length, y);
+        if (xs.length == 1) matvec(xs[0], y, 0);
         else prefill(xs, null, y);
-        return y;
     }
 
     @Override

@@ -36,8 +36,20 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
     /** Bytes of packed weights (codes and scales) one pass over the matrix reads. */
     long packedBytes();
 
-    /** {@code y[c][row]} for each column c; one column takes the matvec path, more the prefill tiles. */
-    float[][] multiply(ActivationBlocks... columns);
+    /**
+     * {@code y[c · rows() + row]} for each column c, written in place (a prefill batch's outputs, with
+     * no per-call arrays); one column takes the matvec path, more the prefill tiles.
+     */
+    void multiply(ActivationBlocks[] columns, float[] y);
+
+    /** {@code y[c][row]} for each column c, as {@link #multiply(ActivationBlocks[], float[])} computes them. */
+    default float[][] multiply(ActivationBlocks... columns) {
+        float[] flat = new float[columns.length * rows()];
+        multiply(columns, flat);
+        float[][] y = new float[columns.length][];
+        for (int c = 0; c < columns.length; c++) y[c] = java.util.Arrays.copyOfRange(flat, c * rows(), (c + 1) * rows());
+        return y;
+    }
 
     /** The integer block dots {@code [c][row · blocks + b]} the vector kernels produce before scaling. */
     int[][] blockDots(ActivationBlocks... columns);
@@ -103,6 +115,13 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
     }
 
     /** Checks a batch of columns against a matrix of {@code cols} inputs. */
+    /** Checks that {@code y} has room for {@code columns} outputs of {@code rows} rows. */
+    static void checkOutput(int rows, int columns, float[] y) {
+        if (y.length < (long) rows * columns) {
+            throw new IllegalArgumentException("output has room for " + y.length + " values, " + columns + " columns of " + rows + " rows need " + (long) rows * columns);
+        }
+    }
+
     static void checkColumns(int cols, ActivationBlocks[] columns) {
         if (columns.length == 0) throw new IllegalArgumentException("no activation columns");
         for (int c = 0; c < columns.length; c++) {
