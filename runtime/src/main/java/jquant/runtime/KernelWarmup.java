@@ -43,8 +43,12 @@ public final class KernelWarmup {
 
     private KernelWarmup() {}
 
-    /** Starts {@code body} on a daemon thread, once per process and {@code key}. */
+    /**
+     * Starts {@code body} on a daemon thread, once per process and {@code key}; the shared kernels
+     * first, whoever asks (a model built without {@link LoadedModel} has not called {@link #start}).
+     */
     private static void once(Object key, Runnable body) {
+        if (key != KernelWarmup.class) start();
         if (STARTED.add(key)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(body);
     }
 
