@@ -76,6 +76,17 @@ public final class DenseWeights extends RowMajorWeights {
         return scaled;
     }
 
+    /**
+     * Rows in place are read {@value RowMajorWeights#K_CHUNK} columns at a time, so the activations'
+     * chunk stays in L1 beside the four row streams (paired bench decode of the 1.1B F16 model over
+     * four runs: 0.95 of the wall time; median 205 ms a token chunked against 218 whole on one thread,
+     * 116 against 121 on two).
+     */
+    @Override
+    int decodeChunk() {
+        return K_CHUNK;
+    }
+
     @Override
     void dotRows(MatmulKernels k, int r0, int r1, int r2, int r3, float[] x, int xOff, int k0, int k1, float[] acc, Scratch s) {
         switch (type) {

@@ -126,8 +126,17 @@ abstract class RowMajorWeights implements LinearWeights {
         }
     }
 
+    /**
+     * Columns per {@link #dotRows} call in decode (a multiple of the lanes, so the chains carry over):
+     * the whole row unless a storage form gains from shorter calls.
+     */
+    int decodeChunk() {
+        return in;
+    }
+
     private void decode(float[] x, int n, float[] y) {
         MatmulKernels k = compute.matmul();
+        int chunk = decodeChunk();
         int lanes = k.lanes();
         boolean exact = exactIntegers();
         compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, g0, g1) -> {
@@ -139,7 +148,7 @@ abstract class RowMajorWeights implements LinearWeights {
                 for (int i = 0; i < n; i++) {
                     java.util.Arrays.fill(acc, 0, 4 * lanes, 0f);
                     if (!exact) {
-                        dotRows(k, r0, r1, r2, r3, x, i * in, 0, in, acc, s);
+                        for (int k0 = 0; k0 < in; k0 += chunk) dotRows(k, r0, r1, r2, r3, x, i * in, k0, Math.min(in, k0 + chunk), acc, s);
                         for (int j = 0; j < 4 && r0 + j < out; j++) y[i * out + r0 + j] = output(r0 + j, MatmulKernels.laneSum(acc, j * lanes, lanes));
                         continue;
                     }

@@ -19,38 +19,40 @@ import org.junit.jupiter.api.Test;
  */
 class DenseWeightsTest {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final int OUT = 37, IN = 300;
+    private static final int OUT = 37;
 
-    private static MemorySegment weights(Arena arena, SplittableRandom rnd) {
-        MemorySegment w = arena.allocate(2L * OUT * IN, 64);
-        for (int i = 0; i < OUT * IN; i++) w.set(I16, 2L * i, Float.floatToFloat16((float) rnd.nextGaussian() * 0.05f));
+    private static MemorySegment weights(Arena arena, SplittableRandom rnd, int in) {
+        MemorySegment w = arena.allocate(2L * OUT * in, 64);
+        for (int i = 0; i < OUT * in; i++) w.set(I16, 2L * i, Float.floatToFloat16((float) rnd.nextGaussian() * 0.05f));
         return w;
     }
 
     /** Each token alone (decode) and the tokens as a batch (prefill). */
-    private static float[][] alonesAndBatch(LinearWeights m, float[] x, int n) {
+    private static float[][] alonesAndBatch(LinearWeights m, float[] x, int n, int in) {
         float[] alone = new float[n * OUT], batch = new float[n * OUT], y = new float[OUT];
         for (int t = 0; t < n; t++) {
-            m.matmul(java.util.Arrays.copyOfRange(x, t * IN, (t + 1) * IN), 1, y);
+            m.matmul(java.util.Arrays.copyOfRange(x, t * in, (t + 1) * in), 1, y);
             System.arraycopy(y, 0, alone, t * OUT, OUT);
         }
         m.matmul(x, n, batch);
         return new float[][] {alone, batch};
     }
 
-    @Test
-    void decodeEqualsPrefillBitForBitAlsoWhenAnActivationIsTooLargeToScale() {
+    /** 300 columns: one decode chunk; 2,500: three, the last with a tail shorter than a vector. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {300, 2500})
+    void decodeEqualsPrefillBitForBitAlsoWhenAnActivationIsTooLargeToScale(int in) {
         SplittableRandom rnd = new SplittableRandom(5);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = weights(arena, rnd);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment w = weights(arena, rnd, in);
             for (Compute compute : new Compute[] {Compute.vector(), Compute.scalar()}) {
-                LinearWeights m = new DenseWeights("blk.0.ffn_down.weight", w, DType.F16, OUT, IN, compute);
+                LinearWeights m = new DenseWeights("blk.0.ffn_down.weight", w, DType.F16, OUT, in, compute);
                 int n = 5;
-                float[] x = new float[n * IN];
+                float[] x = new float[n * in];
                 for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian() * 4;
-                x[2 * IN + 17] = 70_000f;                                   // token 2 cannot be scaled
-                x[3 * IN + 5] = Math.nextDown(MatmulKernels.F16_INPUT_LIMIT); // token 3 just can
-                float[][] r = alonesAndBatch(m, x, n);
+                x[2 * in + 17] = 70_000f;                                   // token 2 cannot be scaled
+                x[3 * in + 5] = Math.nextDown(MatmulKernels.F16_INPUT_LIMIT); // token 3 just can
+                float[][] r = alonesAndBatch(m, x, n, in);
                 for (int i = 0; i < r[0].length; i++) {
                     assertThat(Float.floatToRawIntBits(r[0][i])).as("output %d", i).isEqualTo(Float.floatToRawIntBits(r[1][i]));
                 }
@@ -62,12 +64,13 @@ class DenseWeightsTest {
     @Test
     void aStoredInfinityIsRefusedByNameBeforeAnyProduct() {
         SplittableRandom rnd = new SplittableRandom(6);
+        int in = 300;
         for (int tokens : new int[] {1, 6}) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment w = weights(arena, rnd);
-                w.set(I16, 2L * (31 * IN + 123), (short) 0xFC00);
-                LinearWeights m = new DenseWeights("blk.3.attn_q.weight", w, DType.F16, OUT, IN, Compute.vector());
-                assertThatThrownBy(() -> m.matmul(new float[tokens * IN], tokens, new float[tokens * OUT]))
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment w = weights(arena, rnd, in);
+                w.set(I16, 2L * (31 * in + 123), (short) 0xFC00);
+                LinearWeights m = new DenseWeights("blk.3.attn_q.weight", w, DType.F16, OUT, in, Compute.vector());
+                assertThatThrownBy(() -> m.matmul(new float[tokens * in], tokens, new float[tokens * OUT]))
                         .isInstanceOf(IllegalStateException.class)
                         .hasMessage("blk.3.attn_q.weight: a stored weight is not finite (weight 123 of row 31 is -Infinity)");
             }
