@@ -51,6 +51,7 @@ public final class DenseWeights extends RowMajorWeights {
         return type == DType.F32 || type == DType.F16 || type == DType.BF16;
     }
 
+    /** Before the first product of either path: the float16 kernels' conversion cannot see ±inf or NaN. */
     @Override
     float[] prepare(float[] x, int n, Scratch s) {
         if (type == DType.F16 && !checked) requireFinite();

@@ -28,8 +28,8 @@ import jquant.runtime.ternary.Tq2Matrix;
  * calls each kernel a few thousand times on a few hundred values — milliseconds of work — so C2
  * compiles them while the file is opened and the prompt tokenized. The results are discarded.
  *
- * <p>Only the kernels a model calls are warmed: the shared ones (norms, softmax, the prefill tile) when a
- * model is opened ({@link #start}), each storage form's row kernels when a model first builds a matrix
+ * <p>Only the kernels a model calls are warmed: the shared ones (norms, softmax, the prefill tile, the
+ * float16 row kernels) when a model is opened ({@link #start}), each other storage form's row kernels when a model first builds a matrix
  * of that form ({@link #startDense}, {@link #startInt8Rows}, {@link #startFloatRows},
  * {@link #startTernary}). On two cores C2 is the bottleneck of the first token (measured on the 1.1B
  * bench model: 3.0 s of C2 time when every kernel was warmed), so a kernel compiled for nothing
