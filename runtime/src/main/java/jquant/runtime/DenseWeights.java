@@ -39,7 +39,7 @@ public final class DenseWeights extends RowMajorWeights {
         }
         this.data = data;
         this.type = type;
-        KernelWarmup.startDense(type);
+        KernelWarmup.startDense(type, data);
     }
 
     public DenseWeights(Tensor tensor, Compute compute) {

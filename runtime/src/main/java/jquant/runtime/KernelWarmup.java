@@ -34,6 +34,13 @@ import jquant.runtime.ternary.Tq2Matrix;
  * {@link #startTernary}). On two cores C2 is the bottleneck of the first token (measured on the 1.1B
  * bench model: 3.0 s of C2 time when every kernel was warmed), so a kernel compiled for nothing
  * delays the ones the model waits for.
+ *
+ * <p>The kernels that read stored weights in place are warmed on the model's own bytes (a slice of
+ * its mapping) where the caller gives them: C2 compiles for the kinds of segment it has seen. Warmed
+ * on an off-heap buffer, the float16 row kernel was compiled for that, compiled again at the model's
+ * first product from the mapping (an "uncommon trap", now for both kinds), and a 1.1B float16
+ * decode then ran at 184–301 ms a token on one thread against 109–168 warmed on the mapping
+ * (four processes each, alternating).
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
@@ -45,10 +52,11 @@ public final class KernelWarmup {
 
     /**
      * Starts {@code body} on a daemon thread, once per process and {@code key}; the shared kernels
-     * first, whoever asks (a model built without {@link LoadedModel} has not called {@link #start}).
+     * first, whoever asks (a model built without {@link LoadedModel} has not called {@link #start}),
+     * on {@code weights}.
      */
-    private static void once(Object key, Runnable body) {
-        if (key != KernelWarmup.class) start();
+    private static void once(Object key, MemorySegment weights, Runnable body) {
+        if (key != KernelWarmup.class) start(weights);
         if (STARTED.add(key)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(body);
     }
 
@@ -58,40 +66,43 @@ public final class KernelWarmup {
      * A row kernel compiled here, before any ternary kernel, is also what keeps C2 from boxing the
      * T2P prefill kernel's vectors: without one (tile and norms only), 40 s of a T2P eval of the 1.1B
      * bench model took 5,182 young collections and one window in 30 s, with one 559 and eight windows.
-     * Why that order matters was not pinned down; any of the row kernels did it.
+     * Why that order matters was not pinned down; any of the row kernels did it. The float16 row
+     * kernels read {@code weights}' first bytes (a slice of the model's mapping, whatever its type),
+     * or an off-heap buffer if it is null or shorter.
      */
-    public static void start() {
-        once(KernelWarmup.class, KernelWarmup::warmShared);
+    public static void start(MemorySegment weights) {
+        once(KernelWarmup.class, weights, () -> warmShared(weights));
     }
 
-    /** Starts warming the in-place row kernels of dense {@code type} weights (F32 or BF16; F16's are shared). */
-    static void startDense(DType type) {
-        if (type != DType.F16) once(type, () -> warmDense(type));
+    /** Starts warming the in-place row kernels of dense {@code type} weights (F32 or BF16; F16's are shared) on {@code weights}' first bytes. */
+    static void startDense(DType type, MemorySegment weights) {
+        if (type != DType.F16) once(type, weights, () -> warmDense(type, weights));
+        else start(weights);
     }
 
     /** Starts warming the int8 row kernel (weightlet codes). */
     static void startInt8Rows() {
-        once("int8 rows", KernelWarmup::warmInt8Rows);
+        once("int8 rows", null, KernelWarmup::warmInt8Rows);
     }
 
     /** Starts warming the float32 row kernel (rows decoded into a buffer). */
     static void startFloatRows() {
-        once("float rows", KernelWarmup::warmFloatRows);
+        once("float rows", null, KernelWarmup::warmFloatRows);
     }
 
     /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
     static void startTernary(TernaryMatrix layout) {
-        once(layout.getClass(), () -> warmTernary(layout.getClass()));
+        once(layout.getClass(), null, () -> warmTernary(layout.getClass()));
     }
 
     /** The shared kernels, {@value #CALLS} calls each (package-private, as the warm-ups below, for the test that they run cleanly). */
-    static void warmShared() {
+    static void warmShared(MemorySegment weights) {
         MatmulKernels k = new VectorMatmulKernels();
         VectorKernels v = new VectorKernels();
         int lanes = k.lanes();
         float[] rows = new float[4 * COLS], x = new float[4 * COLS], acc = new float[16 * lanes], y = new float[COLS];
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment halves = arena.allocate(2L * 4 * COLS, 64);
+            MemorySegment halves = firstBytes(weights, 2L * 4 * COLS, arena);
             for (int i = 0; i < CALLS; i++) {
                 k.rowsF16(halves, 0, 2L * COLS, 4L * COLS, 6L * COLS, x, 0, 0, COLS, acc);
                 k.f16ToFloats(halves, 0, y, 0, COLS);
@@ -101,15 +112,17 @@ public final class KernelWarmup {
                 v.dot(x, 0, rows, 0, COLS);
                 v.softmax(y, 0, COLS);
             }
+        } catch (IllegalStateException e) {
+            if (weights == null || weights.scope().isAlive()) throw e;   // else the model was closed first: nothing left to warm for
         }
     }
 
-    static void warmDense(DType type) {
+    static void warmDense(DType type, MemorySegment weights) {
         MatmulKernels k = new VectorMatmulKernels();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = arena.allocate(4L * 4 * COLS, 64);
+            long row = type.byteSize(COLS, COLS);
+            MemorySegment w = firstBytes(weights, 4 * row, arena);
             float[] x = new float[COLS], acc = new float[4 * k.lanes()], y = new float[COLS];
-            long row = (long) type.byteSize(1, COLS);
             for (int i = 0; i < CALLS; i++) {
                 switch (type) {
                     case F32 -> k.rowsF32(w, 0, row, 2 * row, 3 * row, x, 0, 0, COLS, acc);
@@ -120,6 +133,8 @@ public final class KernelWarmup {
                     default -> throw new IllegalArgumentException(type + " is not F32 or BF16");
                 }
             }
+        } catch (IllegalStateException e) {
+            if (weights.scope().isAlive()) throw e;
         }
     }
 
@@ -159,5 +174,10 @@ public final class KernelWarmup {
 
     private static MemorySegment zeros(Arena arena, long bytes) {
         return arena.allocate(bytes, 64);
+    }
+
+    /** The first {@code bytes} of {@code weights} (the kind of segment the model reads), or zeros off the heap if it is null or shorter. */
+    private static MemorySegment firstBytes(MemorySegment weights, long bytes, Arena arena) {
+        return weights != null && weights.byteSize() >= bytes ? weights.asSlice(0, bytes) : zeros(arena, bytes);
     }
 }
