@@ -78,15 +78,21 @@ public final class DenseWeights extends RowMajorWeights {
     }
 
     /**
-     * Rows in place are read {@value RowMajorWeights#K_CHUNK} columns at a time, so the activations'
-     * chunk stays in L1 beside the four row streams (paired bench decode of the 1.1B F16 model over
-     * four runs: 0.95 of the wall time; median 205 ms a token chunked against 218 whole on one thread,
-     * 116 against 121 on two).
+     * Columns per row-kernel call in decode: whole rows up to {@value #WHOLE_ROWS_UP_TO} columns,
+     * {@value #DECODE_CHUNK} beyond. The kernel alone on one thread, float16 rows off-heap, chunk
+     * sizes alternating in one process (median of seven passes): 2048 columns read 25.3 GB/s whole
+     * against 21.4 in chunks of 1,024; 4096, 22.6 whole against 21.5 (1,024) and 20.1 (2,048); 5632,
+     * 21.6 in chunks of 2,048 against 21.0 (1,024), 18.9 whole and 16.4 in halves; 14336, 25.6
+     * against 23.9 (1,024) and 24.9 whole. On the 1.1B model's mapped gate matrices: 22.8–25.0 whole
+     * against 15.6–17.6. The whole decode, paired against chunks of 1,024: 0.96 on two threads, no
+     * difference measurable on one.
      */
     @Override
     int decodeChunk() {
-        return K_CHUNK;
+        return in <= WHOLE_ROWS_UP_TO ? in : DECODE_CHUNK;
     }
+
+    private static final int WHOLE_ROWS_UP_TO = 4096, DECODE_CHUNK = 2048;
 
     @Override
     void dotRows(MatmulKernels k, int r0, int r1, int r2, int r3, float[] x, int xOff, int k0, int k1, float[] acc, Scratch s) {

@@ -38,9 +38,9 @@ class DenseWeightsTest {
         return new float[][] {alone, batch};
     }
 
-    /** 300 columns: one decode chunk; 2,500: three, the last with a tail shorter than a vector. */
+    /** 300 columns: whole rows per decode call; 5,000: three calls of up to 2,048, the last with a tail shorter than a vector. */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(ints = {300, 2500})
+    @org.junit.jupiter.params.provider.ValueSource(ints = {300, 5000})
     void decodeEqualsPrefillBitForBitAlsoWhenAnActivationIsTooLargeToScale(int in) {
         SplittableRandom rnd = new SplittableRandom(5);
         try (Arena arena = Arena.ofShared()) {
