@@ -39,8 +39,8 @@ import jquant.runtime.ternary.Tq2Matrix;
  * its mapping) where the caller gives them: C2 compiles for the kinds of segment it has seen. Warmed
  * on an off-heap buffer, the float16 row kernel was compiled for that, compiled again at the model's
  * first product from the mapping (an "uncommon trap", now for both kinds), and a 1.1B float16
- * decode then ran at 184–301 ms a token on one thread against 109–168 warmed on the mapping
- * (four processes each, alternating).
+ * decode then ran at 195–246 ms a token on one thread against 102–196 warmed on the mapping, and at
+ * 117–122 against 77–79 on two (processes alternating, four and three of each).
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
@@ -134,7 +134,7 @@ public final class KernelWarmup {
                 }
             }
         } catch (IllegalStateException e) {
-            if (weights.scope().isAlive()) throw e;
+            if (weights == null || weights.scope().isAlive()) throw e;
         }
     }
 
