@@ -8,7 +8,6 @@ import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
-import jquant.formats.jqw.JqwTensor;
 import jquant.formats.jqw.JqwModelMetadata;
 
 import java.io.IOException;
@@ -47,8 +46,8 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
                                    LayerLoader.Policy loading) throws CheckpointException {
         if (isPacked(path)) return openPacked(path, mode, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
-        KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
         try {
+            KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
             Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
@@ -99,9 +98,9 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
     private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, Compute compute, LayerLoader.Policy loading)
             throws CheckpointException {
         JqwFile f = JqwFile.openWithoutLayerChecksums(path);
-        KernelWarmup.start(f.tensors().values().stream().filter(t -> !t.parts().isEmpty()).findFirst()
-                .map(t -> f.part(t, t.parts().keySet().iterator().next())).orElse(null));
         try {
+            KernelWarmup.start(f.tensors().values().stream().filter(t -> !t.parts().isEmpty()).findFirst()
+                    .map(t -> f.part(t, t.parts().keySet().iterator().next())).orElse(null));
             Vocabulary v = JqwModelMetadata.vocabulary(f);
             List<LayerLoader.Stage> stages = new ArrayList<>();
             for (JqwLayer layer : f.layers()) {
