@@ -21,6 +21,8 @@ import jquant.runtime.kernels.NonFiniteWeightException;
  */
 public final class DenseWeights extends RowMajorWeights {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** Decode reads rows whole up to this many columns, longer rows in calls of {@link #DECODE_CHUNK} ({@link #decodeChunk}). */
+    private static final int WHOLE_ROWS_UP_TO = 4096, DECODE_CHUNK = 2048;
 
     private final MemorySegment data;
     private final DType type;
@@ -91,8 +93,6 @@ public final class DenseWeights extends RowMajorWeights {
     int decodeChunk() {
         return in <= WHOLE_ROWS_UP_TO ? in : DECODE_CHUNK;
     }
-
-    private static final int WHOLE_ROWS_UP_TO = 4096, DECODE_CHUNK = 2048;
 
     @Override
     void dotRows(MatmulKernels k, int r0, int r1, int r2, int r3, float[] x, int xOff, int k0, int k1, float[] acc, Scratch s) {

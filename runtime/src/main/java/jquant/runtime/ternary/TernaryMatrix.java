@@ -114,7 +114,6 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
         return s;
     }
 
-    /** Checks a batch of columns against a matrix of {@code cols} inputs. */
     /** Checks that {@code y} has room for {@code columns} outputs of {@code rows} rows. */
     static void checkOutput(int rows, int columns, float[] y) {
         if (y.length < (long) rows * columns) {
@@ -122,6 +121,7 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
         }
     }
 
+    /** Checks a batch of columns against a matrix of {@code cols} inputs. */
     static void checkColumns(int cols, ActivationBlocks[] columns) {
         if (columns.length == 0) throw new IllegalArgumentException("no activation columns");
         for (int c = 0; c < columns.length; c++) {
