@@ -101,7 +101,7 @@ public final class TernaryBench {
                         msPerToken[Format.TQ2_0.ordinal()] / msPerToken[0], msPerToken[Format.PQ2_0.ordinal()] / msPerToken[0], bandwidth(probe, pool));
                 for (Format f : Format.values()) {
                     TernaryMatrix m = f.make.make(large[f.ordinal()], LARGE.rows(), LARGE.cols(), pool);
-                    decodeLarge(f, new TernaryLinearWeights(m), bw);
+                    decodeLarge(f, new TernaryLinearWeights(m, pool), bw);
                 }
                 for (int width : new int[] {4, 64, 256}) {
                     double[] perLayer = new double[3];
@@ -119,7 +119,7 @@ public final class TernaryBench {
         TernaryLinearWeights[] w = new TernaryLinearWeights[data.length];
         for (int i = 0; i < data.length; i++) {
             Shape s = LAYER[i % LAYER.length];
-            w[i] = new TernaryLinearWeights(f.make.make(data[i], s.rows(), s.cols(), pool));
+            w[i] = new TernaryLinearWeights(f.make.make(data[i], s.rows(), s.cols(), pool), pool);
         }
         return w;
     }

@@ -1,19 +1,24 @@
 package jquant.runtime;
 
+import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.TernaryMatrix;
 
 /**
  * A linear layer on a packed ternary matrix ({@link TernaryMatrix}): each input row is quantized to
  * int8 per block of 128 ({@link ActivationBlocks#quantize}), then multiplied by the integer kernels —
- * the matvec (decode) path for one token, the prefill tiles for more. The result is the kernels'
+ * the matvec (decode) path for one token, the prefill tiles for more (a batch's columns quantized on
+ * all threads). The result is the kernels'
  * shared formula, so every ternary layout of the same weights gives the same floats bit for bit.
  */
 public final class TernaryLinearWeights implements LinearWeights {
     private final TernaryMatrix matrix;
+    private final WorkerPool pool;
 
-    public TernaryLinearWeights(TernaryMatrix matrix) {
+    /** {@code pool}: the one the matrix's kernels run on, which also quantizes a batch's columns. */
+    public TernaryLinearWeights(TernaryMatrix matrix, WorkerPool pool) {
         this.matrix = matrix;
+        this.pool = pool;
         KernelWarmup.startTernary(matrix);
     }
 
@@ -37,7 +42,9 @@ public final class TernaryLinearWeights implements LinearWeights {
             return;
         }
         ActivationBlocks[] columns = new ActivationBlocks[n];
-        for (int i = 0; i < n; i++) columns[i] = ActivationBlocks.quantize(x, i * in, in);
+        pool.forRange(n, in, (worker, start, end) -> {
+            for (int i = start; i < end; i++) columns[i] = ActivationBlocks.quantize(x, i * in, in);
+        });
         matrix.multiply(columns, out);
     }
 }

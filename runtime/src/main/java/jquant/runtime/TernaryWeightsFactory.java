@@ -143,7 +143,7 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
 
     private LinearWeights ternary(TernaryMatrix m, String name, String reason) {
         decisions.add(new Decision(name, m.getClass().getSimpleName(), reason));
-        return new TernaryLinearWeights(m);
+        return new TernaryLinearWeights(m, pool);
     }
 
     /** The tensor multiplied where it is stored ({@link LinearWeightsFactory#inPlace}). */

@@ -255,7 +255,9 @@ abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
-        for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
+        pool.forRange(p.length, cols, (worker, start, end) -> {
+            for (int c = start; c < end; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
+        });
         int stride = treeVectors * Simd.LI;
         pool.forRange((rows + batch - 1) / batch, (long) batch * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();

@@ -58,6 +58,11 @@ public final class T2pMatrix implements TernaryMatrix {
     public static final int TILE = 4;
     /** Blocks (of 4 rows) per batch of row groups: the batch's tree ints stay in L1, its codes in L2. */
     static final int BATCH_BLOCKS = 256;
+    /**
+     * Prefill passes a batch's row groups over this many blocks at a time, so the tile's arranged
+     * activations for them (2 KiB a block at 512 bits) stay in L1 while every row group uses them.
+     */
+    static final int SPAN_BLOCKS = 4;
     /** Vectors of one pair's 64 code bytes. */
     private static final int CHUNKS = T2pBlock.PAIR_BYTES / Simd.VB;
     /** Shorts of arranged activations per block: 8 slot vectors per chunk. */
@@ -240,14 +245,17 @@ public final class T2pMatrix implements TernaryMatrix {
     /**
      * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into eight slot
      * vectors and multiplied against the four columns; the tree turns them into each column's block
-     * dots. Batches of row groups ({@value #BATCH_BLOCKS} blocks) are the outer loop and tiles the
-     * next, so a batch's codes and a tile's activations both stay in L2. A last partial tile is padded with zero
-     * columns; only real outputs are kept.
+     * dots. Batches of row groups ({@value #BATCH_BLOCKS} blocks) are the outer loop, tiles the next,
+     * then spans of {@value #SPAN_BLOCKS} blocks that every row group of the batch passes over: a batch's
+     * codes stay in L2 and a span's activations in L1. A last partial tile is padded with zero columns;
+     * only real outputs are kept. The columns are arranged ({@link #prepare}) on all threads.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
         Prepared[] p = new Prepared[tiles * TILE];
-        for (int c = 0; c < p.length; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
+        pool.forRange(p.length, cols, (worker, start, end) -> {
+            for (int c = start; c < end; c++) p[c] = prepare(c < xs.length ? xs[c] : ActivationBlocks.zeros(cols));
+        });
         int groups = rows / 4, batches = (groups + batch - 1) / batch, unit = paddedBlocks * 4;
         pool.forRange(batches, 4L * batch * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();
@@ -258,9 +266,12 @@ public final class T2pMatrix implements TernaryMatrix {
                 int n = Math.min(batch, groups - g0), column = n * paddedBlocks * Simd.LI;
                 for (int t = 0; t < tiles; t++) {
                     int first = t * TILE;
-                    for (int g = 0; g < n; g++) {
-                        tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), blocks, p[first].act, p[first + 1].act, p[first + 2].act,
-                                p[first + 3].act, tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
+                    for (int b0 = 0; b0 < blocks; b0 += SPAN_BLOCKS) {
+                        for (int g = 0; g < n; g++) {
+                            tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), b0, Math.min(blocks, b0 + SPAN_BLOCKS),
+                                    p[first].act, p[first + 1].act, p[first + 2].act, p[first + 3].act,
+                                    tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
+                        }
                     }
                     if (t == 0) LaneTree.fp16(headers, n * unit, d);   // the same scales for every tile
                     for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
@@ -284,14 +295,14 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * tree[treeAt + c·column + b·LI ..] = first tree step over pairs 0 and 1 of block b against column
-     * c (summed over chunks); each pair chunk is decoded once into eight slot vectors, kept in
+     * For blocks b in [from, to): tree[treeAt + c·column + b·LI ..] = first tree step over pairs 0 and 1
+     * of block b against column c (summed over chunks); each pair chunk is decoded once into eight slot vectors, kept in
      * registers across the four columns. headers[headersAt + b] = the block's four fp16 row scales.
      */
-    private static void tileSums(MemorySegment w, long base, int blocks, short[] a0, short[] a1, short[] a2, short[] a3,
+    private static void tileSums(MemorySegment w, long base, int from, int to, short[] a0, short[] a1, short[] a2, short[] a3,
                                  int[] tree, int treeAt, int column, long[] headers, int headersAt) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        for (int b = 0; b < blocks; b++) {
+        for (int b = from; b < to; b++) {
             long at = base + (long) b * T2pBlock.BYTES;
             headers[headersAt + b] = w.get(HEADER, at);
             IntVector s0 = IntVector.zero(Simd.I), s1 = s0, s2 = s0, s3 = s0;
