@@ -67,7 +67,7 @@ public final class InferenceSession {
         this.gate = new float[batch * c.hiddenDim()];
         this.up = new float[batch * c.hiddenDim()];
         this.logitsScratch = new float[batch * c.vocabSize()];
-        this.scores = new float[pool.threads()][capacity];
+        this.scores = new float[pool.threads()][HEAD_BLOCK * capacity];
     }
 
     /** Positions this session can hold. */
@@ -171,34 +171,34 @@ public final class InferenceSession {
         for (int i = 0; i < m; i++) kernels.axpy(1f, bias, 0, out, i * bias.length, bias.length);
     }
 
+    /** Query heads attended together: they share a kv head, so each key and value load serves all of them. */
+    private static final int HEAD_BLOCK = 4;
+
     /**
      * Causal grouped-query attention for tokens {@code [0, m)} of the batch: query head {@code h}
      * reads kv head {@code h / (heads / kvHeads)} over positions {@code [0, pos0 + i]}; scores are
-     * scaled by {@code 1/sqrt(headDim)}. Work items are (token, head) pairs, shared across the pool.
+     * scaled by {@code 1/sqrt(headDim)}. Work items are a token and up to {@value #HEAD_BLOCK} query
+     * heads of one kv head, shared across the pool; {@link Kernels#scores} and
+     * {@link Kernels#weightedSums} give each head the bits it would have alone.
      */
     private void attend(int m, int pos0, float[] kc, float[] vc) {
         int headDim = c.headDim();
-        int heads = c.heads();
         int qDim = c.qDim();
-        int group = heads / c.kvHeads();
+        int group = c.heads() / c.kvHeads();
+        int blocksPerGroup = (group + HEAD_BLOCK - 1) / HEAD_BLOCK, blocks = c.kvHeads() * blocksPerGroup;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        long workPerItem = 2L * headDim * (pos0 + (m + 1) / 2);
-        pool.forRange(m * heads, workPerItem, (worker, start, end) -> {
+        long workPerItem = 2L * headDim * (pos0 + (m + 1) / 2) * Math.min(group, HEAD_BLOCK);
+        pool.forRange(m * blocks, workPerItem, (worker, start, end) -> {
             float[] s = scores[worker];
             for (int item = start; item < end; item++) {
-                int i = item / heads;
-                int h = item % heads;
+                int i = item / blocks, kvHead = item % blocks / blocksPerGroup, first = item % blocksPerGroup * HEAD_BLOCK;
+                int rows = Math.min(HEAD_BLOCK, group - first), h = kvHead * group + first;
                 int positions = pos0 + i + 1;
                 int qOff = i * qDim + h * headDim;
-                int kvBase = (h / group) * headDim * capacity;
-                Arrays.fill(s, 0, positions, 0f);
-                for (int d = 0; d < headDim; d++) {
-                    kernels.axpy(q[qOff + d] * scale, kc, kvBase + d * capacity, s, 0, positions);
-                }
-                kernels.softmax(s, 0, positions);
-                for (int d = 0; d < headDim; d++) {
-                    att[qOff + d] = kernels.dot(s, 0, vc, kvBase + d * capacity, positions);
-                }
+                int kvBase = kvHead * headDim * capacity;
+                kernels.scores(q, qOff, headDim, rows, headDim, scale, kc, kvBase, capacity, positions, s, 0, capacity);
+                for (int r = 0; r < rows; r++) kernels.softmax(s, r * capacity, positions);
+                kernels.weightedSums(s, 0, capacity, rows, vc, kvBase, capacity, headDim, positions, att, qOff, headDim);
             }
         });
     }

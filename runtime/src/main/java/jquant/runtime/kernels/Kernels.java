@@ -24,4 +24,31 @@ public interface Kernels {
 
     /** SwiGLU's gating: {@code gate[k] = silu(gate[k]) · up[k]} with {@code silu(g) = g / (1 + e^-g)}. */
     void siluMul(float[] gate, float[] up, int len);
+
+    /**
+     * Attention scores of {@code rows} query rows against one key head stored dimension-major:
+     * {@code s[sOff + r·sStride + p] = Σ_d (q[qOff + r·qStride + d] · scale) · k[kOff + d·kStride + p]}
+     * for {@code p < len}, defined as {@code dims} calls of {@link #axpy} in ascending d onto zeros
+     * (this default). An implementation may compute several rows at once but must give these bits.
+     */
+    default void scores(float[] q, int qOff, int qStride, int rows, int dims, float scale,
+                        float[] k, int kOff, int kStride, int len, float[] s, int sOff, int sStride) {
+        for (int r = 0; r < rows; r++) {
+            java.util.Arrays.fill(s, sOff + r * sStride, sOff + r * sStride + len, 0f);
+            for (int d = 0; d < dims; d++) axpy(q[qOff + r * qStride + d] * scale, k, kOff + d * kStride, s, sOff + r * sStride, len);
+        }
+    }
+
+    /**
+     * Attention's weighted sums of one value head stored dimension-major:
+     * {@code out[outOff + r·outStride + d] = Σ_p s[sOff + r·sStride + p] · v[vOff + d·vStride + p]} for
+     * {@code p < len}, {@code d < dims}, {@code r < rows}, defined as {@link #dot} computes each
+     * (this default); an implementation may share loads between rows but must give these bits.
+     */
+    default void weightedSums(float[] s, int sOff, int sStride, int rows, float[] v, int vOff, int vStride, int dims, int len,
+                              float[] out, int outOff, int outStride) {
+        for (int r = 0; r < rows; r++) {
+            for (int d = 0; d < dims; d++) out[outOff + r * outStride + d] = dot(s, sOff + r * sStride, v, vOff + d * vStride, len);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package jquant.runtime.kernels;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -63,6 +64,123 @@ public final class VectorKernels implements Kernels {
                     .intoArray(y, yOff + k);
         }
         for (; k < len; k++) y[yOff + k] += a * x[xOff + k];
+    }
+
+    /**
+     * Four query rows at a time: each vector of positions accumulates in a register over the
+     * dimensions, one load of keys serving all four rows, where {@link #axpy} per dimension would load
+     * and store the scores for every multiply-add. Each element is the same fused multiply-add chain
+     * over ascending d, and the tail positions the same multiply-then-add, as the default's.
+     */
+    @Override
+    public void scores(float[] q, int qOff, int qStride, int rows, int dims, float scale,
+                       float[] k, int kOff, int kStride, int len, float[] s, int sOff, int sStride) {
+        int bound = F.loopBound(len);
+        int r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            int q0 = qOff + r * qStride, q1 = q0 + qStride, q2 = q1 + qStride, q3 = q2 + qStride;
+            int s0 = sOff + r * sStride;
+            for (int p = 0; p < bound; p += LANES) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                for (int d = 0, at = kOff + p; d < dims; d++, at += kStride) {
+                    FloatVector kv = FloatVector.fromArray(F, k, at);
+                    a0 = kv.fma(FloatVector.broadcast(F, q[q0 + d] * scale), a0);
+                    a1 = kv.fma(FloatVector.broadcast(F, q[q1 + d] * scale), a1);
+                    a2 = kv.fma(FloatVector.broadcast(F, q[q2 + d] * scale), a2);
+                    a3 = kv.fma(FloatVector.broadcast(F, q[q3 + d] * scale), a3);
+                }
+                a0.intoArray(s, s0 + p);
+                a1.intoArray(s, s0 + sStride + p);
+                a2.intoArray(s, s0 + 2 * sStride + p);
+                a3.intoArray(s, s0 + 3 * sStride + p);
+            }
+        }
+        for (; r < rows; r++) {
+            int qr = qOff + r * qStride, sr = sOff + r * sStride;
+            for (int p = 0; p < bound; p += LANES) {
+                FloatVector a = FloatVector.zero(F);
+                for (int d = 0, at = kOff + p; d < dims; d++, at += kStride) {
+                    a = FloatVector.fromArray(F, k, at).fma(FloatVector.broadcast(F, q[qr + d] * scale), a);
+                }
+                a.intoArray(s, sr + p);
+            }
+        }
+        if (bound == len) return;
+        VectorMask<Float> tail = F.indexInRange(bound, len);
+        for (r = 0; r < rows; r++) {
+            int qr = qOff + r * qStride;
+            FloatVector a = FloatVector.zero(F);
+            for (int d = 0, at = kOff + bound; d < dims; d++, at += kStride) {
+                a = a.add(FloatVector.fromArray(F, k, at, tail).mul(q[qr + d] * scale));   // axpy's tail: multiply, then add
+            }
+            a.intoArray(s, sOff + r * sStride + bound, tail);
+        }
+    }
+
+    /**
+     * Four rows at a time, one load of values serving all four; each sum as {@link #dot} chains it.
+     * The lane sums, in lane order, run {@code L} dimensions at once: the accumulators are spilled
+     * to a per-thread array and added up by strided gathers (lane j of gather i is lane i of
+     * dimension j's accumulator), which costs a fraction of reading lanes one by one.
+     */
+    @Override
+    public void weightedSums(float[] s, int sOff, int sStride, int rows, float[] v, int vOff, int vStride, int dims, int len,
+                             float[] out, int outOff, int outStride) {
+        int bound = F.loopBound(len);
+        int r = 0;
+        if (dims % LANES == 0) {
+            float[] spill = SPILL.get();
+            if (spill.length < 4 * dims * (LANES + 1)) SPILL.set(spill = new float[4 * dims * (LANES + 1)]);
+            int rowSpill = dims * LANES, tails = 4 * rowSpill;
+            for (; r + 4 <= rows; r += 4) {
+                int s0 = sOff + r * sStride, s1 = s0 + sStride, s2 = s1 + sStride, s3 = s2 + sStride;
+                for (int d = 0; d < dims; d++) {
+                    int vd = vOff + d * vStride;
+                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                    for (int p = 0; p < bound; p += LANES) {
+                        FloatVector vv = FloatVector.fromArray(F, v, vd + p);
+                        a0 = FloatVector.fromArray(F, s, s0 + p).fma(vv, a0);
+                        a1 = FloatVector.fromArray(F, s, s1 + p).fma(vv, a1);
+                        a2 = FloatVector.fromArray(F, s, s2 + p).fma(vv, a2);
+                        a3 = FloatVector.fromArray(F, s, s3 + p).fma(vv, a3);
+                    }
+                    a0.intoArray(spill, d * LANES);
+                    a1.intoArray(spill, rowSpill + d * LANES);
+                    a2.intoArray(spill, 2 * rowSpill + d * LANES);
+                    a3.intoArray(spill, 3 * rowSpill + d * LANES);
+                    float t0 = 0f, t1 = 0f, t2 = 0f, t3 = 0f;
+                    for (int p = bound; p < len; p++) {
+                        float x = v[vd + p];
+                        t0 += s[s0 + p] * x;
+                        t1 += s[s1 + p] * x;
+                        t2 += s[s2 + p] * x;
+                        t3 += s[s3 + p] * x;
+                    }
+                    spill[tails + d] = t0;
+                    spill[tails + dims + d] = t1;
+                    spill[tails + 2 * dims + d] = t2;
+                    spill[tails + 3 * dims + d] = t3;
+                }
+                for (int j = 0; j < 4; j++) {
+                    for (int d0 = 0; d0 < dims; d0 += LANES) {
+                        FloatVector sum = FloatVector.zero(F);
+                        for (int i = 0, at = j * rowSpill + d0 * LANES; i < LANES; i++) sum = sum.add(FloatVector.fromArray(F, spill, at + i, LANE_STRIDES, 0));
+                        sum.add(FloatVector.fromArray(F, spill, tails + j * dims + d0)).intoArray(out, outOff + (r + j) * outStride + d0);
+                    }
+                }
+            }
+        }
+        for (; r < rows; r++) {
+            for (int d = 0; d < dims; d++) out[outOff + r * outStride + d] = dot(s, sOff + r * sStride, v, vOff + d * vStride, len);
+        }
+    }
+
+    /** Gather indices {@code 0, L, 2L, …}: lane i of each of L consecutive spilled vectors. */
+    private static final int[] LANE_STRIDES = new int[LANES];
+    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[0]);
+
+    static {
+        for (int i = 0; i < LANES; i++) LANE_STRIDES[i] = i * LANES;
     }
 
     @Override

@@ -98,6 +98,41 @@ class KernelsTest {
         }
     }
 
+    /**
+     * The blocked attention kernels give each query row exactly the bits of the definitions they
+     * override (per-dimension axpy onto zeros, one dot per value row, with this class's own axpy and
+     * dot): four-row blocks, the rows left over, vector bodies and scalar tails of every length.
+     */
+    @ParameterizedTest
+    @CsvSource({"1, 8, 1", "3, 8, 15", "4, 64, 16", "5, 64, 17", "8, 64, 100", "9, 16, 257", "4, 64, 1024"})
+    void attentionBlocksGiveTheBitsOfTheirDefinitions(int rows, int dims, int len) {
+        Kernels definition = new Kernels() {
+            public float dot(float[] a, int aOff, float[] b, int bOff, int n) { return vector.dot(a, aOff, b, bOff, n); }
+            public void axpy(float a, float[] x, int xOff, float[] y, int yOff, int n) { vector.axpy(a, x, xOff, y, yOff, n); }
+            public void rmsnorm(float[] x, int xOff, float[] w, float eps, float[] out, int outOff, int n) { throw new AssertionError(); }
+            public void softmax(float[] x, int off, int n) { throw new AssertionError(); }
+            public void siluMul(float[] gate, float[] up, int n) { throw new AssertionError(); }
+        };
+        SplittableRandom rnd = new SplittableRandom(31L * rows + len);
+        int capacity = len + 7, qStride = dims + 3, sStride = len + 5;
+        float[] q = random(rnd, 2 + rows * qStride), keys = random(rnd, 1 + dims * capacity), values = random(rnd, 1 + dims * capacity);
+        float[] expected = new float[3 + rows * sStride], actual = expected.clone();
+        definition.scores(q, 2, qStride, rows, dims, 0.125f, keys, 1, capacity, len, expected, 3, sStride);
+        vector.scores(q, 2, qStride, rows, dims, 0.125f, keys, 1, capacity, len, actual, 3, sStride);
+        assertThat(bits(actual)).as("scores").isEqualTo(bits(expected));
+
+        float[] sums = new float[4 + rows * qStride], blocked = sums.clone();
+        definition.weightedSums(expected, 3, sStride, rows, values, 1, capacity, dims, len, sums, 4, qStride);
+        vector.weightedSums(expected, 3, sStride, rows, values, 1, capacity, dims, len, blocked, 4, qStride);
+        assertThat(bits(blocked)).as("weighted sums").isEqualTo(bits(sums));
+    }
+
+    private static int[] bits(float[] a) {
+        int[] b = new int[a.length];
+        for (int i = 0; i < a.length; i++) b[i] = Float.floatToRawIntBits(a[i]);
+        return b;
+    }
+
     @Test
     void nestedAndConcurrentJobsRunEveryItemOnce() throws Exception {
         try (WorkerPool pool = new WorkerPool(3)) {
