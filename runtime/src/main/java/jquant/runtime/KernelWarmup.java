@@ -110,8 +110,6 @@ public final class KernelWarmup {
                 v.rmsnorm(x, 0, rows, 1e-5f, y, 0, COLS);
                 v.axpy(0.5f, x, 0, y, 0, COLS);
                 v.dot(x, 0, rows, 0, COLS);
-                v.scores(x, 0, 16, 4, 16, 0.25f, rows, 0, 16, 16, y, 0, 64);
-                v.weightedSums(rows, 0, 64, 4, x, 0, 64, 16, 60, y, 0, 16);
                 v.softmax(y, 0, COLS);
             }
         } catch (IllegalStateException e) {

@@ -75,6 +75,10 @@ public final class VectorKernels implements Kernels {
     @Override
     public void scores(float[] q, int qOff, int qStride, int rows, int dims, float scale,
                        float[] k, int kOff, int kStride, int len, float[] s, int sOff, int sStride) {
+        if (len < BLOCKED_FROM) {
+            Kernels.super.scores(q, qOff, qStride, rows, dims, scale, k, kOff, kStride, len, s, sOff, sStride);
+            return;
+        }
         int bound = F.loopBound(len);
         int r = 0;
         for (; r + 4 <= rows; r += 4) {
@@ -128,7 +132,7 @@ public final class VectorKernels implements Kernels {
                              float[] out, int outOff, int outStride) {
         int bound = F.loopBound(len);
         int r = 0;
-        if (dims % LANES == 0) {
+        if (dims % LANES == 0 && len >= BLOCKED_FROM) {
             float[] spill = SPILL.get();
             if (spill.length < 4 * dims * (LANES + 1)) SPILL.set(spill = new float[4 * dims * (LANES + 1)]);
             int rowSpill = dims * LANES, tails = 4 * rowSpill;
@@ -175,6 +179,12 @@ public final class VectorKernels implements Kernels {
         }
     }
 
+    /**
+     * Shorter rows take the definitions ({@link #axpy}, {@link #dot}), whose small methods C2 compiles
+     * within the first token; the blocked kernels, larger to compile, were warmed up front at first and
+     * delayed `run -n 1`'s first token (5-token prompt) by 0.2–0.9 s.
+     */
+    private static final int BLOCKED_FROM = 4 * LANES;
     /** Gather indices {@code 0, L, 2L, …}: lane i of each of L consecutive spilled vectors. */
     private static final int[] LANE_STRIDES = new int[LANES];
     private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[0]);
