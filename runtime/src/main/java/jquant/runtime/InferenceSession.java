@@ -135,7 +135,8 @@ public final class InferenceSession {
         for (int l = 0; l < layers.size(); l++) {
             loaded.await(l + 1);
             LlamaModel.Layer layer = layers.get(l);
-            for (int i = 0; i < m; i++) kernels.rmsnorm(x, i * dim, layer.attnNorm(), c.rmsEps(), xb, i * dim, dim);
+            float[] attnNorm = layer.attnNorm();
+            perToken(m, dim, i -> kernels.rmsnorm(x, i * dim, attnNorm, c.rmsEps(), xb, i * dim, dim));
             layer.wq().matmul(xb, m, q);
             layer.wk().matmul(xb, m, k);
             layer.wv().matmul(xb, m, v);
@@ -144,7 +145,7 @@ public final class InferenceSession {
             addBias(layer.vBias(), v, m);
             float[] kc = keys[l];
             float[] vc = values[l];
-            for (int i = 0; i < m; i++) {
+            perToken(m, c.qDim() + 3 * kvDim, i -> {
                 int pos = pos0 + i;
                 model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
                 model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
@@ -152,17 +153,31 @@ public final class InferenceSession {
                     kc[e * capacity + pos] = k[i * kvDim + e];
                     vc[e * capacity + pos] = v[i * kvDim + e];
                 }
-            }
+            });
             attend(m, pos0, kc, vc);
             layer.wo().matmul(att, m, xb);
-            kernels.axpy(1f, xb, 0, x, 0, m * dim);
-            for (int i = 0; i < m; i++) kernels.rmsnorm(x, i * dim, layer.ffnNorm(), c.rmsEps(), xb, i * dim, dim);
+            float[] ffnNorm = layer.ffnNorm();
+            perToken(m, 2 * dim, i -> {
+                kernels.axpy(1f, xb, i * dim, x, i * dim, dim);
+                kernels.rmsnorm(x, i * dim, ffnNorm, c.rmsEps(), xb, i * dim, dim);
+            });
             layer.gate().matmul(xb, m, gate);
             layer.up().matmul(xb, m, up);
-            kernels.siluMul(gate, up, m * hidden);
+            perToken(m, 8L * hidden, i -> kernels.siluMul(gate, up, i * hidden, hidden));
             layer.down().matmul(gate, m, xb);
-            kernels.axpy(1f, xb, 0, x, 0, m * dim);
+            perToken(m, dim, i -> kernels.axpy(1f, xb, i * dim, x, i * dim, dim));
         }
+    }
+
+    /**
+     * {@code step} for each token of the batch, tokens shared across the pool (each step reads and
+     * writes only its token's rows, so the result is the same on any number of threads);
+     * {@code work} is about the operations of one step.
+     */
+    private void perToken(int m, long work, java.util.function.IntConsumer step) {
+        pool.forRange(m, work, (worker, start, end) -> {
+            for (int i = start; i < end; i++) step.accept(i);
+        });
     }
 
     /** Adds {@code bias} (Qwen2's q/k/v biases; null: none) to each of the {@code m} rows of {@code out}. */

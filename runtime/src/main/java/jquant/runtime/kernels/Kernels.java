@@ -22,8 +22,8 @@ public interface Kernels {
     /** In-place softmax of {@code x[off, off + len)}, shifted by its maximum so it cannot overflow. */
     void softmax(float[] x, int off, int len);
 
-    /** SwiGLU's gating: {@code gate[k] = silu(gate[k]) · up[k]} with {@code silu(g) = g / (1 + e^-g)}. */
-    void siluMul(float[] gate, float[] up, int len);
+    /** SwiGLU's gating: {@code gate[k] = silu(gate[k]) · up[k]} with {@code silu(g) = g / (1 + e^-g)}, for {@code off <= k < off + len}. */
+    void siluMul(float[] gate, float[] up, int off, int len);
 
     /**
      * Attention scores of {@code rows} query rows against one key head stored dimension-major:

@@ -41,8 +41,8 @@ public final class ScalarKernels implements Kernels {
     }
 
     @Override
-    public void siluMul(float[] gate, float[] up, int len) {
-        for (int k = 0; k < len; k++) {
+    public void siluMul(float[] gate, float[] up, int off, int len) {
+        for (int k = off; k < off + len; k++) {
             float g = gate[k];
             gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
         }

@@ -236,8 +236,8 @@ public final class VectorKernels implements Kernels {
      * and with it scalar, lanes would gain nothing but allocations.
      */
     @Override
-    public void siluMul(float[] gate, float[] up, int len) {
-        for (int k = 0; k < len; k++) {
+    public void siluMul(float[] gate, float[] up, int off, int len) {
+        for (int k = off; k < off + len; k++) {
             float g = gate[k];
             gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
         }

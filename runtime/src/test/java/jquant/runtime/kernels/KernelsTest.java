@@ -70,13 +70,15 @@ class KernelsTest {
         float[] gv = logits.clone();
         float[] gs = logits.clone();
         float[] up = random(rnd, len + 1);
-        vector.siluMul(gv, up, len);
-        scalar.siluMul(gs, up, len);
-        for (int k = 0; k < len; k++) {
+        vector.siluMul(gv, up, 1, len);
+        scalar.siluMul(gs, up, 1, len);
+        for (int k = 1; k <= len; k++) {
             assertThat(gv[k]).isCloseTo(gs[k], offset(1e-6f * (1 + Math.abs(gs[k]))));
             double g = logits[k];
             assertThat((double) gs[k]).isCloseTo(g / (1 + Math.exp(-g)) * up[k], offset(1e-5 * (1 + Math.abs(g))));
         }
+        assertThat(gv[0]).isEqualTo(logits[0]);
+        assertThat(gs[0]).isEqualTo(logits[0]);
     }
 
     @Test
@@ -111,7 +113,7 @@ class KernelsTest {
             public void axpy(float a, float[] x, int xOff, float[] y, int yOff, int n) { vector.axpy(a, x, xOff, y, yOff, n); }
             public void rmsnorm(float[] x, int xOff, float[] w, float eps, float[] out, int outOff, int n) { throw new AssertionError(); }
             public void softmax(float[] x, int off, int n) { throw new AssertionError(); }
-            public void siluMul(float[] gate, float[] up, int n) { throw new AssertionError(); }
+            public void siluMul(float[] gate, float[] up, int off, int n) { throw new AssertionError(); }
         };
         SplittableRandom rnd = new SplittableRandom(31L * rows + len);
         int capacity = len + 7, qStride = dims + 3, sStride = len + 5;
