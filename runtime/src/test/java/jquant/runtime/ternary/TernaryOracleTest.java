@@ -33,7 +33,7 @@ class TernaryOracleTest {
 
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
-    static final int[] WIDTHS = {1, 2, 3, 4, 5, 7, 8};
+    static final int[] WIDTHS = {1, 2, 3, 4, 5, 7, 8, 9, 17};
     static final WorkerPool TWO_THREADS = new WorkerPool(2), INLINE = new WorkerPool(1);
 
     @AfterAll
