@@ -4,8 +4,8 @@ import jquant.formats.ModelConfig;
 import jquant.runtime.kernels.Kernels;
 import jquant.runtime.kernels.WorkerPool;
 
-import java.util.Arrays;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 /**
  * One text's state while a {@link LlamaModel} reads it: the KV cache and scratch buffers. Not
@@ -22,6 +22,8 @@ import java.util.List;
 public final class InferenceSession {
     /** Tokens pushed through the matrices together; bounds the scratch memory. */
     private static final int MAX_BATCH = 256;
+    /** Query heads attended together: they share a kv head, so each key and value load serves all of them. */
+    private static final int HEAD_BLOCK = 4;
 
     private final LlamaModel model;
     private final ModelConfig c;
@@ -174,7 +176,7 @@ public final class InferenceSession {
      * writes only its token's rows, so the result is the same on any number of threads);
      * {@code work} is about the operations of one step.
      */
-    private void perToken(int m, long work, java.util.function.IntConsumer step) {
+    private void perToken(int m, long work, IntConsumer step) {
         pool.forRange(m, work, (worker, start, end) -> {
             for (int i = start; i < end; i++) step.accept(i);
         });
@@ -185,9 +187,6 @@ public final class InferenceSession {
         if (bias == null) return;
         for (int i = 0; i < m; i++) kernels.axpy(1f, bias, 0, out, i * bias.length, bias.length);
     }
-
-    /** Query heads attended together: they share a kv head, so each key and value load serves all of them. */
-    private static final int HEAD_BLOCK = 4;
 
     /**
      * Causal grouped-query attention for tokens {@code [0, m)} of the batch: query head {@code h}

@@ -1,5 +1,7 @@
 package jquant.runtime.kernels;
 
+import java.util.Arrays;
+
 /**
  * The float32 arithmetic of a Llama forward pass, single-threaded; {@link WorkerPool} splits the
  * work across threads. {@link VectorKernels} is the fast implementation and {@link ScalarKernels}
@@ -34,7 +36,7 @@ public interface Kernels {
     default void scores(float[] q, int qOff, int qStride, int rows, int dims, float scale,
                         float[] k, int kOff, int kStride, int len, float[] s, int sOff, int sStride) {
         for (int r = 0; r < rows; r++) {
-            java.util.Arrays.fill(s, sOff + r * sStride, sOff + r * sStride + len, 0f);
+            Arrays.fill(s, sOff + r * sStride, sOff + r * sStride + len, 0f);
             for (int d = 0; d < dims; d++) axpy(q[qOff + r * qStride + d] * scale, k, kOff + d * kStride, s, sOff + r * sStride, len);
         }
     }

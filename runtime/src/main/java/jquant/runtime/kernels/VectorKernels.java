@@ -13,6 +13,19 @@ import jdk.incubator.vector.VectorSpecies;
 public final class VectorKernels implements Kernels {
     private static final VectorSpecies<Float> F = VectorWidth.FLOATS;
     private static final int LANES = F.length();
+    /**
+     * Attention rows shorter than this take the definitions ({@link #axpy}, {@link #dot}), whose small
+     * methods C2 compiles within the first token; the blocked kernels, larger to compile, warmed up
+     * front delayed {@code run -n 1}'s first token (5-token prompt) by 0.2–1.1 s.
+     */
+    private static final int BLOCKED_FROM = 4 * LANES;
+    /** Gather indices {@code 0, L, 2L, …}: lane i of each of L consecutive spilled vectors. */
+    private static final int[] LANE_STRIDES = new int[LANES];
+    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[0]);
+
+    static {
+        for (int i = 0; i < LANES; i++) LANE_STRIDES[i] = i * LANES;
+    }
 
     /** Lane sum of a dot product's accumulator plus its scalar tail {@code [bound, len)}. */
     private static float finish(FloatVector acc, float[] a, int aOff, float[] b, int bOff, int bound, int len) {
@@ -177,20 +190,6 @@ public final class VectorKernels implements Kernels {
         for (; r < rows; r++) {
             for (int d = 0; d < dims; d++) out[outOff + r * outStride + d] = dot(s, sOff + r * sStride, v, vOff + d * vStride, len);
         }
-    }
-
-    /**
-     * Shorter rows take the definitions ({@link #axpy}, {@link #dot}), whose small methods C2 compiles
-     * within the first token; the blocked kernels, larger to compile, were warmed up front at first and
-     * delayed `run -n 1`'s first token (5-token prompt) by 0.2–0.9 s.
-     */
-    private static final int BLOCKED_FROM = 4 * LANES;
-    /** Gather indices {@code 0, L, 2L, …}: lane i of each of L consecutive spilled vectors. */
-    private static final int[] LANE_STRIDES = new int[LANES];
-    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[0]);
-
-    static {
-        for (int i = 0; i < LANES; i++) LANE_STRIDES[i] = i * LANES;
     }
 
     @Override
