@@ -135,7 +135,8 @@ public final class VectorKernels implements Kernels {
     }
 
     /**
-     * Four rows at a time, one load of values serving all four; each sum as {@link #dot} chains it.
+     * Four rows and two value rows at a time, each load serving two or four products; each sum as
+     * {@link #dot} chains it.
      * The lane sums, in lane order, run {@code L} dimensions at once: the accumulators are spilled
      * to a per-thread array and added up by strided gathers (lane j of gather i is lane i of
      * dimension j's accumulator), which costs a fraction of reading lanes one by one.
@@ -151,32 +152,45 @@ public final class VectorKernels implements Kernels {
             int rowSpill = dims * LANES, tails = 4 * rowSpill;
             for (; r + 4 <= rows; r += 4) {
                 int s0 = sOff + r * sStride, s1 = s0 + sStride, s2 = s1 + sStride, s3 = s2 + sStride;
-                for (int d = 0; d < dims; d++) {
-                    int vd = vOff + d * vStride;
-                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                for (int d = 0; d < dims; d += 2) {
+                    int vd = vOff + d * vStride, ve = vd + vStride;
+                    FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
                     for (int p = 0; p < bound; p += LANES) {
-                        FloatVector vv = FloatVector.fromArray(F, v, vd + p);
-                        a0 = FloatVector.fromArray(F, s, s0 + p).fma(vv, a0);
-                        a1 = FloatVector.fromArray(F, s, s1 + p).fma(vv, a1);
-                        a2 = FloatVector.fromArray(F, s, s2 + p).fma(vv, a2);
-                        a3 = FloatVector.fromArray(F, s, s3 + p).fma(vv, a3);
+                        FloatVector vv = FloatVector.fromArray(F, v, vd + p), vw = FloatVector.fromArray(F, v, ve + p);
+                        FloatVector x0 = FloatVector.fromArray(F, s, s0 + p), x1 = FloatVector.fromArray(F, s, s1 + p);
+                        FloatVector x2 = FloatVector.fromArray(F, s, s2 + p), x3 = FloatVector.fromArray(F, s, s3 + p);
+                        a0 = x0.fma(vv, a0);
+                        a1 = x1.fma(vv, a1);
+                        a2 = x2.fma(vv, a2);
+                        a3 = x3.fma(vv, a3);
+                        b0 = x0.fma(vw, b0);
+                        b1 = x1.fma(vw, b1);
+                        b2 = x2.fma(vw, b2);
+                        b3 = x3.fma(vw, b3);
                     }
                     a0.intoArray(spill, d * LANES);
                     a1.intoArray(spill, rowSpill + d * LANES);
                     a2.intoArray(spill, 2 * rowSpill + d * LANES);
                     a3.intoArray(spill, 3 * rowSpill + d * LANES);
-                    float t0 = 0f, t1 = 0f, t2 = 0f, t3 = 0f;
-                    for (int p = bound; p < len; p++) {
-                        float x = v[vd + p];
-                        t0 += s[s0 + p] * x;
-                        t1 += s[s1 + p] * x;
-                        t2 += s[s2 + p] * x;
-                        t3 += s[s3 + p] * x;
+                    b0.intoArray(spill, (d + 1) * LANES);
+                    b1.intoArray(spill, rowSpill + (d + 1) * LANES);
+                    b2.intoArray(spill, 2 * rowSpill + (d + 1) * LANES);
+                    b3.intoArray(spill, 3 * rowSpill + (d + 1) * LANES);
+                    for (int e = d; e < d + 2; e++) {
+                        int ve0 = vOff + e * vStride;
+                        float t0 = 0f, t1 = 0f, t2 = 0f, t3 = 0f;
+                        for (int p = bound; p < len; p++) {
+                            float x = v[ve0 + p];
+                            t0 += s[s0 + p] * x;
+                            t1 += s[s1 + p] * x;
+                            t2 += s[s2 + p] * x;
+                            t3 += s[s3 + p] * x;
+                        }
+                        spill[tails + e] = t0;
+                        spill[tails + dims + e] = t1;
+                        spill[tails + 2 * dims + e] = t2;
+                        spill[tails + 3 * dims + e] = t3;
                     }
-                    spill[tails + d] = t0;
-                    spill[tails + dims + d] = t1;
-                    spill[tails + 2 * dims + d] = t2;
-                    spill[tails + 3 * dims + d] = t3;
                 }
                 for (int j = 0; j < 4; j++) {
                     for (int d0 = 0; d0 < dims; d0 += LANES) {
