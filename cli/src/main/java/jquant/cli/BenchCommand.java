@@ -53,7 +53,9 @@ final class BenchCommand {
         /** TinyLlama-1.1B's blocks with a 512-token vocabulary: 971M weights, the figures in MACHINE.md. */
         tinyllama_1_1b(new ModelConfig(2048, 5632, 22, 32, 4, 512, 2048, 10000f, 1e-5f, false)),
         /** Two blocks of the same width: a quick check of the commands. */
-        tinyllama_2l(new ModelConfig(2048, 5632, 2, 32, 4, 512, 2048, 10000f, 1e-5f, false));
+        tinyllama_2l(new ModelConfig(2048, 5632, 2, 32, 4, 512, 2048, 10000f, 1e-5f, false)),
+        /** Llama-3-8B's blocks (the size EdgeFlow reports on) with the same vocabulary: 6.98B weights, 14 GB in float16. */
+        llama3_8b(new ModelConfig(4096, 14336, 32, 32, 8, 512, 2048, 500000f, 1e-5f, false));
 
         final ModelConfig config;
 
@@ -68,7 +70,7 @@ final class BenchCommand {
             @Override
             public Shape convert(String name) {
                 for (Shape s : values()) if (s.label().equalsIgnoreCase(name)) return s;
-                throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l");
+                throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l, llama3-8b");
             }
         }
     }
@@ -81,7 +83,8 @@ final class BenchCommand {
         Path out;
 
         @Option(names = "--shape", defaultValue = "tinyllama-1.1b", converter = Shape.Converter.class,
-                description = "tinyllama-1.1b (dim 2048, hidden 5632, 22 layers, 32/4 heads, vocab 512) or tinyllama-2l (default: ${DEFAULT-VALUE}).")
+                description = "tinyllama-1.1b (dim 2048, hidden 5632, 22 layers, 32/4 heads, vocab 512), tinyllama-2l (its first two "
+                        + "layers) or llama3-8b (dim 4096, hidden 14336, 32 layers, 32/8 heads, vocab 512) (default: ${DEFAULT-VALUE}).")
         Shape shape;
 
         @Option(names = "--seed", defaultValue = "1", description = "Seed of the weights (default: ${DEFAULT-VALUE}).")
