@@ -1,6 +1,7 @@
 package jquant.runtime.ternary;
 
 import static jdk.incubator.vector.VectorOperators.ASHR;
+import static jdk.incubator.vector.VectorOperators.I2F;
 import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.LSHR;
 
@@ -11,6 +12,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jquant.formats.quant.T2pBlock;
 import jquant.runtime.kernels.WorkerPool;
 
@@ -56,28 +58,40 @@ public final class T2pMatrix implements TernaryMatrix {
 
     /** Activation columns per prefill tile. */
     public static final int TILE = 8;
-    /** Blocks (of 4 rows) per batch of row groups: the batch's tree ints stay in L1, its codes in L2. */
+    /** Decode: blocks (of 4 rows) per batch of row groups, so the batch's tree ints stay in L1 and its codes in L2. */
     static final int BATCH_BLOCKS = 256;
-    /**
-     * Prefill passes a batch's row groups over this many blocks at a time, so the tile's arranged
-     * activations for them (2 KiB a block at 512 bits) stay in L1 while every row group uses them.
-     */
-    static final int SPAN_BLOCKS = 4;
+    /** Prefill: row groups per batch, which pass over a tile's activations a span at a time. */
+    static final int PREFILL_GROUPS = 16;
     /** Vectors of one pair's 64 code bytes. */
     private static final int CHUNKS = T2pBlock.PAIR_BYTES / Simd.VB;
     /** Shorts of arranged activations per block: 8 slot vectors per chunk. */
     static final int ACT_PER_BLOCK = 8 * Simd.LS * CHUNKS;
     /** Int partials per row per block after the first tree step, and the tree levels that sum them. */
     private static final int PARTIALS = Simd.LI / 4, LEVELS = Integer.numberOfTrailingZeros(PARTIALS);
+    /**
+     * Prefill: blocks per span. Every row group of a batch passes over a span before the next, so the
+     * tile's arranged activations for it (2 KiB a block at 512 bits) stay in L1 while all use them, and
+     * the span's tree ints are summed into the outputs at once, so the tree stays small (32 KiB).
+     */
+    static final int SPAN_BLOCKS = Math.max(4, PARTIALS);
     private static final ValueLayout.OfLong HEADER = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final LaneTree TREE;
     /** Lane i of slot vector (s, h) of a chunk takes short 16·(i/8) + 4s + i%4 of the chunk's 32 activation shorts. */
     private static final ShortVector[] SLOT_INDEX = new ShortVector[4];
+    /** Lanes 2k and 2k + 1 of two int vectors, for the tree's last levels in {@link #spanOutputs}. */
+    private static final IntVector EVEN, ODD;
 
     static {
         int[] rowInPair = new int[Simd.LS];
         for (int l = 0; l < Simd.LS; l++) rowInPair[l] = (l % 8) / 4;   // short lane l holds bytes 2l, 2l+1 of its word
         TREE = new LaneTree(rowInPair);
+        int[] even = new int[Simd.LI], odd = new int[Simd.LI];
+        for (int k = 0; k < Simd.LI; k++) {
+            even[k] = 2 * k;
+            odd[k] = 2 * k + 1;
+        }
+        EVEN = IntVector.fromArray(Simd.I, even, 0);
+        ODD = IntVector.fromArray(Simd.I, odd, 0);
         for (int s = 0; s < 4; s++) {
             short[] idx = new short[Simd.LS];
             for (int i = 0; i < Simd.LS; i++) idx[i] = (short) (16 * (i / 8) + 4 * s + i % 4);
@@ -104,7 +118,7 @@ public final class T2pMatrix implements TernaryMatrix {
         this.rows = rows;
         this.cols = cols;
         this.blocks = cols / T2pBlock.WEIGHTS;
-        this.paddedBlocks = Simd.roundUp(blocks, PARTIALS);
+        this.paddedBlocks = Simd.roundUp(blocks, SPAN_BLOCKS);   // a multiple of PARTIALS too
         this.batch = Math.max(1, BATCH_BLOCKS / paddedBlocks);
         this.pool = pool;
     }
@@ -243,12 +257,13 @@ public final class T2pMatrix implements TernaryMatrix {
     // ---------------------------------------------------------------- prefill
 
     /**
-     * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into eight slot
-     * vectors and multiplied against the tile's columns; the tree turns them into each column's block
-     * dots. Batches of row groups ({@value #BATCH_BLOCKS} blocks) are the outer loop, tiles the next,
-     * then spans of {@value #SPAN_BLOCKS} blocks that every row group of the batch passes over: a batch's
-     * codes stay in L2 and a span's activations in L1. A last partial tile is padded with zero columns;
-     * only real outputs are kept. The columns are arranged ({@link #prepare}) on all threads.
+     * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into sixteen slot
+     * vectors and multiplied against the tile's columns. Batches of {@value #PREFILL_GROUPS} row groups
+     * are the outer loop (their codes stay in L2), tiles the next, then spans of {@link #SPAN_BLOCKS}
+     * blocks that every row group of the batch passes over (the span's activations stay in L1); each
+     * span's products go to the outputs at once ({@link #spanOutputs}), so the tree stays small. A last
+     * partial tile is padded with zero columns; only real outputs are kept. The columns are arranged
+     * ({@link #prepare}) on all threads.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
@@ -258,34 +273,38 @@ public final class T2pMatrix implements TernaryMatrix {
         });
         short[][] acts = new short[p.length][];
         for (int c = 0; c < p.length; c++) acts[c] = p[c].act;
-        int groups = rows / 4, batches = (groups + batch - 1) / batch, unit = paddedBlocks * 4;
-        pool.forRange(batches, 4L * batch * cols * xs.length, (worker, start, end) -> {
+        int groups = rows / 4, batches = (groups + PREFILL_GROUPS - 1) / PREFILL_GROUPS;
+        int blockInts = PREFILL_GROUPS * Simd.LI, column = SPAN_BLOCKS * blockInts;
+        pool.forRange(batches, 4L * PREFILL_GROUPS * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();
-            int[] tree = s.tree(TILE * batch * paddedBlocks * Simd.LI), dots = s.dots(batch * unit);
-            long[] headers = s.headers(batch * paddedBlocks);
-            float[] terms = s.terms(batch * unit), d = s.scales(batch * unit);
-            for (int g0 = start * batch; g0 < Math.min(groups, end * batch); g0 += batch) {
-                int n = Math.min(batch, groups - g0), column = n * paddedBlocks * Simd.LI;
+            int[] tree = s.tree(TILE * column);
+            long[] headers = s.headers(paddedBlocks * PREFILL_GROUPS);
+            float[] d = s.scales(paddedBlocks * PREFILL_GROUPS * 4);
+            for (int g0 = start * PREFILL_GROUPS; g0 < Math.min(groups, end * PREFILL_GROUPS); g0 += PREFILL_GROUPS) {
+                int n = Math.min(PREFILL_GROUPS, groups - g0);
+                for (int b = 0; b < blocks; b++) {
+                    for (int g = 0; g < n; g++) headers[b * PREFILL_GROUPS + g] = data.get(HEADER, T2pBlock.blockOffset(g0 + g, b, cols));
+                }
+                LaneTree.fp16(headers, blocks * PREFILL_GROUPS * 4, d);
                 for (int t = 0; t < tiles; t++) {
                     int first = t * TILE;
                     for (int b0 = 0; b0 < blocks; b0 += SPAN_BLOCKS) {
+                        int b1 = Math.min(blocks, b0 + SPAN_BLOCKS);
                         for (int g = 0; g < n; g++) {
-                            tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), b0, Math.min(blocks, b0 + SPAN_BLOCKS),
-                                    acts, first, tree, g * paddedBlocks * Simd.LI, column, headers, g * paddedBlocks);
+                            tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), b0, b1, acts, first, tree, g * Simd.LI - b0 * blockInts, blockInts, column);
                         }
-                    }
-                    if (t == 0) LaneTree.fp16(headers, n * unit, d);   // the same scales for every tile
-                    for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                        if (yOut != null) {
-                            LaneTree.epilogue(tree, c * column, n, unit, LEVELS, 2, p[first + c].sums4, d, p[first + c].scales4, terms);
-                            for (int g = 0; g < n; g++) sumTerms(terms, g * unit, blocks, yOut, (first + c) * rows + 4 * (g0 + g));
-                        }
-                        if (dotsOut != null) {
-                            LaneTree.reduce(tree, c * column, n * paddedBlocks, LEVELS);
-                            LaneTree.finish(tree, c * column, n, unit, 2, p[first + c].sums4, dots);
-                            for (int g = 0; g < n; g++) {
-                                for (int r = 0; r < 4; r++) {
-                                    for (int b = 0; b < blocks; b++) dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = dots[g * unit + 4 * b + r];
+                        for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
+                            Prepared x = p[first + c];
+                            if (yOut != null) spanOutputs(tree, c * column, n, b0, b1, x, d, yOut, (first + c) * rows + 4 * g0);
+                            if (dotsOut != null) {
+                                LaneTree.reduce(tree, c * column, (b1 - b0) * PREFILL_GROUPS, LEVELS);
+                                for (int b = b0; b < b1; b++) {
+                                    for (int g = 0; g < n; g++) {
+                                        for (int r = 0; r < 4; r++) {
+                                            int sixteen = tree[c * column + ((b - b0) * PREFILL_GROUPS + g) * 4 + r];
+                                            dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = (sixteen >> 2) - x.sums4[4 * b + r];
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -296,20 +315,58 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * For blocks b in [from, to): tree[treeAt + c·column + b·LI ..] = first tree step over pairs 0 and 1
+     * Adds one span's terms to the outputs of the batch's n row groups against column x. tree holds the
+     * first tree step of block b, row group g at at + ((b − b0)·{@value #PREFILL_GROUPS} + g)·LI, so the
+     * last levels over {@link #PARTIALS} consecutive row groups leave one vector of their rows' dots, in
+     * output order; d holds the batch's row scales at ((b·{@value #PREFILL_GROUPS} + g)·4 + r). The terms
+     * dot · (d · xs) are added block by block in ascending order, the additions of the shared formula in
+     * its order, the sums held in registers across the span (zero at its first block), so the outputs
+     * hold the bits of one sum over all blocks.
+     */
+    private static void spanOutputs(int[] tree, int at, int n, int b0, int b1, Prepared x, float[] d, float[] y, int yAt) {
+        int w = Simd.LI;
+        for (int g = 0; g < n; g += PARTIALS) {
+            boolean whole = n - g >= PARTIALS;   // else a last batch's partial vector of row groups: masked
+            VectorMask<Float> live = whole ? null : Simd.F.indexInRange(0, 4 * (n - g));
+            FloatVector acc = b0 == 0 ? FloatVector.zero(Simd.F)
+                    : whole ? FloatVector.fromArray(Simd.F, y, yAt + 4 * g) : FloatVector.fromArray(Simd.F, y, yAt + 4 * g, live);
+            for (int b = b0; b < b1; b++) {
+                int in = at + ((b - b0) * PREFILL_GROUPS + g) * w;
+                if (LEVELS > 2) LaneTree.reduce(tree, in, PARTIALS, LEVELS - 2);
+                IntVector dot;
+                if (LEVELS >= 2) {
+                    IntVector a0 = IntVector.fromArray(Simd.I, tree, in), a1 = IntVector.fromArray(Simd.I, tree, in + w);
+                    IntVector a2 = IntVector.fromArray(Simd.I, tree, in + 2 * w), a3 = IntVector.fromArray(Simd.I, tree, in + 3 * w);
+                    IntVector lo = EVEN.selectFrom(a0, a1).add(ODD.selectFrom(a0, a1)), hi = EVEN.selectFrom(a2, a3).add(ODD.selectFrom(a2, a3));
+                    dot = EVEN.selectFrom(lo, hi).add(ODD.selectFrom(lo, hi));
+                } else if (LEVELS == 1) {
+                    IntVector a0 = IntVector.fromArray(Simd.I, tree, in), a1 = IntVector.fromArray(Simd.I, tree, in + w);
+                    dot = EVEN.selectFrom(a0, a1).add(ODD.selectFrom(a0, a1));
+                } else {
+                    dot = IntVector.fromArray(Simd.I, tree, in);
+                }
+                dot = dot.lanewise(ASHR, 2).sub(x.sums4[4 * b]);
+                acc = acc.add(((FloatVector) dot.convertShape(I2F, Simd.F, 0))
+                        .mul(FloatVector.fromArray(Simd.F, d, (b * PREFILL_GROUPS + g) * 4).mul(x.scales4[4 * b])));
+            }
+            if (whole) acc.intoArray(y, yAt + 4 * g);
+            else acc.intoArray(y, yAt + 4 * g, live);
+        }
+    }
+
+    /**
+     * For blocks b in [from, to): tree[treeAt + c·column + b·blockInts ..] = first tree step over pairs 0 and 1
      * of block b against column {@code acts[first + c]} (summed over chunks); each pair chunk is decoded
      * once into sixteen slot vectors, kept in registers across the {@value #TILE} columns, and each
-     * column's step is stored at once (no accumulator held across columns). headers[headersAt + b] =
-     * the block's four fp16 row scales. In-process harness, the 1.1B model's seven matrix shapes,
+     * column's step is stored at once (no accumulator held across columns). In-process harness, the 1.1B model's seven matrix shapes,
      * 256 columns, one thread, alternating processes: 68–71 GMAC/s (one process of six 56) against
      * 55–62 with four columns and per-column accumulators (the same structure with four columns: 62–64).
      */
     private static void tileSums(MemorySegment w, long base, int from, int to, short[][] acts, int first,
-                                 int[] tree, int treeAt, int column, long[] headers, int headersAt) {
+                                 int[] tree, int treeAt, int blockInts, int column) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
         for (int b = from; b < to; b++) {
             long at = base + (long) b * T2pBlock.BYTES;
-            headers[headersAt + b] = w.get(HEADER, at);
             for (int ch = 0; ch < CHUNKS; ch++) {
                 int a = (b * CHUNKS + ch) * 8 * Simd.LS;
                 long code = at + T2pBlock.CODES_OFFSET + (long) ch * Simd.VB;
@@ -335,7 +392,7 @@ public final class T2pMatrix implements TernaryMatrix {
                             .add(z4.mul(y4)).add(z5.mul(y5)).add(z6.mul(y6)).add(z7.mul(y7));
                     IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
                     r = r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16));
-                    int t = treeAt + c * column + b * Simd.LI;
+                    int t = treeAt + c * column + b * blockInts;
                     if (ch > 0) r = r.add(IntVector.fromArray(Simd.I, tree, t));
                     r.intoArray(tree, t);
                 }
