@@ -31,7 +31,8 @@ import jdk.incubator.vector.ShortVector;
  */
 final class LaneTree {
 
-    private static final IntVector EVEN, ODD;
+    /** Lanes 2k and 2k + 1 of two int vectors: one level of "sum adjacent int lanes" (also {@link T2pMatrix}'s last levels). */
+    static final IntVector EVEN, ODD;
 
     static {
         int[] e = new int[Simd.LI], o = new int[Simd.LI];

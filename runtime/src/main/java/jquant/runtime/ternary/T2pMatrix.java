@@ -78,20 +78,11 @@ public final class T2pMatrix implements TernaryMatrix {
     private static final LaneTree TREE;
     /** Lane i of slot vector (s, h) of a chunk takes short 16·(i/8) + 4s + i%4 of the chunk's 32 activation shorts. */
     private static final ShortVector[] SLOT_INDEX = new ShortVector[4];
-    /** Lanes 2k and 2k + 1 of two int vectors, for the tree's last levels in {@link #spanOutputs}. */
-    private static final IntVector EVEN, ODD;
 
     static {
         int[] rowInPair = new int[Simd.LS];
         for (int l = 0; l < Simd.LS; l++) rowInPair[l] = (l % 8) / 4;   // short lane l holds bytes 2l, 2l+1 of its word
         TREE = new LaneTree(rowInPair);
-        int[] even = new int[Simd.LI], odd = new int[Simd.LI];
-        for (int k = 0; k < Simd.LI; k++) {
-            even[k] = 2 * k;
-            odd[k] = 2 * k + 1;
-        }
-        EVEN = IntVector.fromArray(Simd.I, even, 0);
-        ODD = IntVector.fromArray(Simd.I, odd, 0);
         for (int s = 0; s < 4; s++) {
             short[] idx = new short[Simd.LS];
             for (int i = 0; i < Simd.LS; i++) idx[i] = (short) (16 * (i / 8) + 4 * s + i % 4);
@@ -325,6 +316,7 @@ public final class T2pMatrix implements TernaryMatrix {
      */
     private static void spanOutputs(int[] tree, int at, int n, int b0, int b1, Prepared x, float[] d, float[] y, int yAt) {
         int w = Simd.LI;
+        IntVector even = LaneTree.EVEN, odd = LaneTree.ODD;
         for (int g = 0; g < n; g += PARTIALS) {
             boolean whole = n - g >= PARTIALS;   // else a last batch's partial vector of row groups: masked
             VectorMask<Float> live = whole ? null : Simd.F.indexInRange(0, 4 * (n - g));
@@ -337,11 +329,11 @@ public final class T2pMatrix implements TernaryMatrix {
                 if (LEVELS >= 2) {
                     IntVector a0 = IntVector.fromArray(Simd.I, tree, in), a1 = IntVector.fromArray(Simd.I, tree, in + w);
                     IntVector a2 = IntVector.fromArray(Simd.I, tree, in + 2 * w), a3 = IntVector.fromArray(Simd.I, tree, in + 3 * w);
-                    IntVector lo = EVEN.selectFrom(a0, a1).add(ODD.selectFrom(a0, a1)), hi = EVEN.selectFrom(a2, a3).add(ODD.selectFrom(a2, a3));
-                    dot = EVEN.selectFrom(lo, hi).add(ODD.selectFrom(lo, hi));
+                    IntVector lo = even.selectFrom(a0, a1).add(odd.selectFrom(a0, a1)), hi = even.selectFrom(a2, a3).add(odd.selectFrom(a2, a3));
+                    dot = even.selectFrom(lo, hi).add(odd.selectFrom(lo, hi));
                 } else if (LEVELS == 1) {
                     IntVector a0 = IntVector.fromArray(Simd.I, tree, in), a1 = IntVector.fromArray(Simd.I, tree, in + w);
-                    dot = EVEN.selectFrom(a0, a1).add(ODD.selectFrom(a0, a1));
+                    dot = even.selectFrom(a0, a1).add(odd.selectFrom(a0, a1));
                 } else {
                     dot = IntVector.fromArray(Simd.I, tree, in);
                 }
@@ -358,8 +350,8 @@ public final class T2pMatrix implements TernaryMatrix {
      * For blocks b in [from, to): tree[treeAt + c·column + b·blockInts ..] = first tree step over pairs 0 and 1
      * of block b against column {@code acts[first + c]} (summed over chunks); each pair chunk is decoded
      * once into sixteen slot vectors, kept in registers across the {@value #TILE} columns, and each
-     * column's step is stored at once (no accumulator held across columns). In-process harness, the 1.1B model's seven matrix shapes,
-     * 256 columns, one thread, alternating processes: 68–71 GMAC/s (one process of six 56) against
+     * column's step is stored at once (no accumulator held across columns). In-process harness, the
+     * 1.1B model's seven matrix shapes, 256 columns, one thread, alternating processes: 68–71 GMAC/s (one process of six 56) against
      * 55–62 with four columns and per-column accumulators (the same structure with four columns: 62–64).
      */
     private static void tileSums(MemorySegment w, long base, int from, int to, short[][] acts, int first,
