@@ -70,8 +70,9 @@ public final class T2pMatrix implements TernaryMatrix {
     private static final int PARTIALS = Simd.LI / 4, LEVELS = Integer.numberOfTrailingZeros(PARTIALS);
     /**
      * Prefill: blocks per span. Every row group of a batch passes over a span before the next, so the
-     * tile's arranged activations for it (2 KiB a block at 512 bits) stay in L1 while all use them, and
-     * the span's tree ints are summed into the outputs at once, so the tree stays small (32 KiB).
+     * tile's arranged activations for it (16 KiB at 512 bits) stay in L1 while all use them, and the
+     * span's tree ints are summed into the outputs after every {@link #PARTIALS} row groups, so the
+     * tree is 8 KiB (a whole batch's, summed at once, was 32 KiB and measured slower).
      */
     static final int SPAN_BLOCKS = Math.max(4, PARTIALS);
     private static final ValueLayout.OfLong HEADER = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -251,8 +252,11 @@ public final class T2pMatrix implements TernaryMatrix {
      * Tiles of {@value #TILE} columns: each pair chunk is decoded once per block into sixteen slot
      * vectors and multiplied against the tile's columns. Batches of {@value #PREFILL_GROUPS} row groups
      * are the outer loop (their codes stay in L2), tiles the next, then spans of {@link #SPAN_BLOCKS}
-     * blocks that every row group of the batch passes over (the span's activations stay in L1); each
-     * span's products go to the outputs at once ({@link #spanOutputs}), so the tree stays small. A last
+     * blocks that every row group of the batch passes over (the span's activations stay in L1); the
+     * span's products of every {@link #PARTIALS} row groups go to the outputs at once
+     * ({@link #spanOutputs}), so the tree stays small. In-process harness, the 1.1B model's seven
+     * matrix shapes, 256 columns, against the span's products of all 16 row groups summed at once (a
+     * 32 KiB tree): 1.05–1.10× on one thread, 1.11–1.65× on two. A last
      * partial tile is padded with zero columns; only real outputs are kept. The columns are arranged
      * ({@link #prepare}) on all threads.
      */
@@ -265,7 +269,7 @@ public final class T2pMatrix implements TernaryMatrix {
         short[][] acts = new short[p.length][];
         for (int c = 0; c < p.length; c++) acts[c] = p[c].act;
         int groups = rows / 4, batches = (groups + PREFILL_GROUPS - 1) / PREFILL_GROUPS;
-        int blockInts = PREFILL_GROUPS * Simd.LI, column = SPAN_BLOCKS * blockInts;
+        int blockInts = PARTIALS * Simd.LI, column = SPAN_BLOCKS * blockInts;
         pool.forRange(batches, 4L * PREFILL_GROUPS * cols * xs.length, (worker, start, end) -> {
             Scratch s = Scratch.mine();
             int[] tree = s.tree(TILE * column);
@@ -278,26 +282,16 @@ public final class T2pMatrix implements TernaryMatrix {
                 }
                 LaneTree.fp16(headers, blocks * PREFILL_GROUPS * 4, d);
                 for (int t = 0; t < tiles; t++) {
-                    int first = t * TILE;
+                    int first = t * TILE, live = Math.min(TILE, xs.length - first);
                     for (int b0 = 0; b0 < blocks; b0 += SPAN_BLOCKS) {
                         int b1 = Math.min(blocks, b0 + SPAN_BLOCKS);
-                        for (int g = 0; g < n; g++) {
-                            tileSums(data, T2pBlock.blockOffset(g0 + g, 0, cols), b0, b1, acts, first, tree, g * Simd.LI - b0 * blockInts, blockInts, column);
-                        }
-                        for (int c = 0; c < Math.min(TILE, xs.length - first); c++) {
-                            Prepared x = p[first + c];
-                            if (yOut != null) spanOutputs(tree, c * column, n, b0, b1, x, d, yOut, (first + c) * rows + 4 * g0);
-                            if (dotsOut != null) {
-                                LaneTree.reduce(tree, c * column, (b1 - b0) * PREFILL_GROUPS, LEVELS);
-                                for (int b = b0; b < b1; b++) {
-                                    for (int g = 0; g < n; g++) {
-                                        for (int r = 0; r < 4; r++) {
-                                            int sixteen = tree[c * column + ((b - b0) * PREFILL_GROUPS + g) * 4 + r];
-                                            dotsOut[first + c][(4 * (g0 + g) + r) * blocks + b] = (sixteen >> 2) - x.sums4[4 * b + r];
-                                        }
-                                    }
-                                }
+                        for (int q = 0; q < n; q += PARTIALS) {
+                            int m = Math.min(PARTIALS, n - q);
+                            for (int g = 0; g < m; g++) {
+                                tileSums(data, T2pBlock.blockOffset(g0 + q + g, 0, cols), b0, b1, acts, first, tree, g * Simd.LI - b0 * blockInts, blockInts, column);
                             }
+                            if (yOut != null) spanOutputs(tree, column, m, b0, b1, p, first, live, d, q, yOut, rows, 4 * (g0 + q));
+                            if (dotsOut != null) spanDots(tree, column, m, b0, b1, p, first, live, dotsOut, 4 * (g0 + q), blocks);
                         }
                     }
                 }
@@ -306,24 +300,31 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * Adds one span's terms to the outputs of the batch's n row groups against column x. tree holds the
-     * first tree step of block b, row group g at at + ((b − b0)·{@value #PREFILL_GROUPS} + g)·LI, so the
-     * last levels over {@link #PARTIALS} consecutive row groups leave one vector of their rows' dots, in
-     * output order; d holds the batch's row scales at ((b·{@value #PREFILL_GROUPS} + g)·4 + r). The terms
-     * dot · (d · xs) are added block by block in ascending order, the additions of the shared formula in
-     * its order, the sums held in registers across the span (zero at its first block), so the outputs
-     * hold the bits of one sum over all blocks.
+     * Adds one span's terms to the outputs of n ≤ {@link #PARTIALS} row groups (rows from {@code row0},
+     * group q of the batch on) against the columns first .. first+columns−1. tree holds the first tree
+     * step of block b, row group g, column c at c·column + ((b − b0)·PARTIALS + g)·LI, so its last levels
+     * over the row groups leave one vector of their rows' dots, in output order; d holds the batch's
+     * row scales at ((b·{@value #PREFILL_GROUPS} + g)·4 + r). The terms dot · (d · xs) are added block by
+     * block in ascending order, the additions of the shared formula in its order, the sums held in
+     * registers across the span (zero at its first block), so the outputs hold the bits of one sum over
+     * all blocks. (Sums kept in a scratch beside the tree and copied out after a tile's last span
+     * measured 0.90–1.01× of this on two threads.)
      */
-    private static void spanOutputs(int[] tree, int at, int n, int b0, int b1, Prepared x, float[] d, float[] y, int yAt) {
+    private static void spanOutputs(int[] tree, int column, int n, int b0, int b1, Prepared[] p, int first, int columns,
+                                    float[] d, int q, float[] y, int rows, int row0) {
         int w = Simd.LI;
         IntVector even = LaneTree.EVEN, odd = LaneTree.ODD;
-        for (int g = 0; g < n; g += PARTIALS) {
-            boolean whole = n - g >= PARTIALS;   // else a last batch's partial vector of row groups: masked
-            VectorMask<Float> live = whole ? null : Simd.F.indexInRange(0, 4 * (n - g));
+        boolean whole = n == PARTIALS;   // else a last batch's partial vector of row groups: masked
+        // Never null, though only a partial vector uses it: C2 moved the unboxing of a null mask here out
+        // of the branch that needs it and the JVM crashed (SIGSEGV in this method, JDK 25.0.3).
+        VectorMask<Float> live = Simd.F.indexInRange(0, 4 * n);
+        for (int c = 0; c < columns; c++) {
+            Prepared x = p[first + c];
+            int yAt = (first + c) * rows + row0;
             FloatVector acc = b0 == 0 ? FloatVector.zero(Simd.F)
-                    : whole ? FloatVector.fromArray(Simd.F, y, yAt + 4 * g) : FloatVector.fromArray(Simd.F, y, yAt + 4 * g, live);
+                    : whole ? FloatVector.fromArray(Simd.F, y, yAt) : FloatVector.fromArray(Simd.F, y, yAt, live);
             for (int b = b0; b < b1; b++) {
-                int in = at + ((b - b0) * PREFILL_GROUPS + g) * w;
+                int in = c * column + (b - b0) * PARTIALS * w;
                 if (LEVELS > 2) LaneTree.reduce(tree, in, PARTIALS, LEVELS - 2);
                 IntVector dot;
                 if (LEVELS >= 2) {
@@ -339,10 +340,27 @@ public final class T2pMatrix implements TernaryMatrix {
                 }
                 dot = dot.lanewise(ASHR, 2).sub(x.sums4[4 * b]);
                 acc = acc.add(((FloatVector) dot.convertShape(I2F, Simd.F, 0))
-                        .mul(FloatVector.fromArray(Simd.F, d, (b * PREFILL_GROUPS + g) * 4).mul(x.scales4[4 * b])));
+                        .mul(FloatVector.fromArray(Simd.F, d, (b * PREFILL_GROUPS + q) * 4).mul(x.scales4[4 * b])));
             }
-            if (whole) acc.intoArray(y, yAt + 4 * g);
-            else acc.intoArray(y, yAt + 4 * g, live);
+            if (whole) acc.intoArray(y, yAt);
+            else acc.intoArray(y, yAt, live);
+        }
+    }
+
+    /** The dots path of {@link #spanOutputs}: each block's integer dots of the same rows and columns, into dots[column][row · blocks + b]. */
+    private static void spanDots(int[] tree, int column, int n, int b0, int b1, Prepared[] p, int first, int columns,
+                                 int[][] dots, int row0, int blocks) {
+        for (int c = 0; c < columns; c++) {
+            Prepared x = p[first + c];
+            LaneTree.reduce(tree, c * column, (b1 - b0) * PARTIALS, LEVELS);
+            for (int b = b0; b < b1; b++) {
+                for (int g = 0; g < n; g++) {
+                    for (int r = 0; r < 4; r++) {
+                        int sixteen = tree[c * column + ((b - b0) * PARTIALS + g) * 4 + r];
+                        dots[first + c][(row0 + 4 * g + r) * blocks + b] = (sixteen >> 2) - x.sums4[4 * b + r];
+                    }
+                }
+            }
         }
     }
 
