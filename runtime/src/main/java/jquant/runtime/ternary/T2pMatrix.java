@@ -256,7 +256,9 @@ public final class T2pMatrix implements TernaryMatrix {
      * span's products of every {@link #PARTIALS} row groups go to the outputs at once
      * ({@link #spanOutputs}), so the tree stays small. In-process harness, the 1.1B model's seven
      * matrix shapes, 256 columns, against the span's products of all 16 row groups summed at once (a
-     * 32 KiB tree): 1.05–1.10× on one thread, 1.11–1.65× on two. A last
+     * 32 KiB tree): 1.05–1.10× on one thread, 1.11–1.18× on two where both ran at full speed; on two
+     * threads the old code fell to 80–100 GMAC/s in nine processes of thirteen (1.3–1.65× there), this
+     * one in about one of twelve. A last
      * partial tile is padded with zero columns; only real outputs are kept. The columns are arranged
      * ({@link #prepare}) on all threads.
      */
