@@ -110,7 +110,7 @@ public final class T2pMatrix implements TernaryMatrix {
         this.rows = rows;
         this.cols = cols;
         this.blocks = cols / T2pBlock.WEIGHTS;
-        this.paddedBlocks = Simd.roundUp(blocks, SPAN_BLOCKS);   // a multiple of PARTIALS too
+        this.paddedBlocks = Simd.roundUp(blocks, PARTIALS);
         this.batch = Math.max(1, BATCH_BLOCKS / paddedBlocks);
         this.pool = pool;
     }
@@ -258,9 +258,8 @@ public final class T2pMatrix implements TernaryMatrix {
      * matrix shapes, 256 columns, against the span's products of all 16 row groups summed at once (a
      * 32 KiB tree): 1.05–1.10× on one thread, 1.11–1.18× on two where both ran at full speed; on two
      * threads the old code fell to 80–100 GMAC/s in nine processes of thirteen (1.3–1.65× there), this
-     * one in about one of twelve. A last
-     * partial tile is padded with zero columns; only real outputs are kept. The columns are arranged
-     * ({@link #prepare}) on all threads.
+     * one in about one of twelve. A last partial tile is padded with zero columns; only real outputs
+     * are kept. The columns are arranged ({@link #prepare}) on all threads.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
@@ -367,12 +366,13 @@ public final class T2pMatrix implements TernaryMatrix {
     }
 
     /**
-     * For blocks b in [from, to): tree[treeAt + c·column + b·blockInts ..] = first tree step over pairs 0 and 1
-     * of block b against column {@code acts[first + c]} (summed over chunks); each pair chunk is decoded
-     * once into sixteen slot vectors, kept in registers across the {@value #TILE} columns, and each
-     * column's step is stored at once (no accumulator held across columns). In-process harness, the
-     * 1.1B model's seven matrix shapes, 256 columns, one thread, alternating processes: 68–71 GMAC/s (one process of six 56) against
-     * 55–62 with four columns and per-column accumulators (the same structure with four columns: 62–64).
+     * For blocks b in [from, to): tree[treeAt + c·column + b·blockInts ..] = first tree step over pairs
+     * 0 and 1 of block b against column {@code acts[first + c]} (summed over chunks); each pair chunk is
+     * decoded once into sixteen slot vectors, kept in registers across the {@value #TILE} columns, and
+     * each column's step is stored at once (no accumulator held across columns). In-process harness,
+     * the 1.1B model's seven matrix shapes, 256 columns, one thread, alternating processes: 68–71
+     * GMAC/s (one process of six 56) against 55–62 with four columns and per-column accumulators (the
+     * same structure with four columns: 62–64).
      */
     private static void tileSums(MemorySegment w, long base, int from, int to, short[][] acts, int first,
                                  int[] tree, int treeAt, int blockInts, int column) {
