@@ -41,12 +41,22 @@ import jquant.runtime.ternary.Tq2Matrix;
  * first product from the mapping (an "uncommon trap", now for both kinds), and a 1.1B float16
  * decode then ran at 195–246 ms a token on one thread against 102–196 warmed on the mapping, and at
  * 117–122 against 77–79 on two (processes alternating, four and three of each).
+ *
+ * <p>Off when the system property {@code jquant.kernelWarmup} is {@code false}, as the {@code ./jquant}
+ * launcher sets it: the launcher also gives the JVM compiler directives (scripts/compiler-directives.json)
+ * that keep C2 from compiling the Vector API's own methods, and with those the kernels compile sooner
+ * on the model's first calls than with this thread beside them. On the 1.1B bench model, alternating
+ * processes with the directives: {@code run -n 1} of the T2P file 2.3–2.8 s without the warm-up against
+ * 3.2–3.5 with it, F16 and {@code .jqw} the same either way; and T2P prefill ran at full speed in all
+ * twenty processes without it (without the directives and without the warm-up, one of eight ran at
+ * 11 tokens/s, a tenth of its speed).
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     private static final int CALLS = 12_000;
     private static final int COLS = 256;
     private static final Set<Object> STARTED = ConcurrentHashMap.newKeySet();
+    private static final boolean ENABLED = !"false".equals(System.getProperty("jquant.kernelWarmup"));
 
     private KernelWarmup() {}
 
@@ -56,6 +66,7 @@ public final class KernelWarmup {
      * on {@code weights}.
      */
     private static void once(Object key, MemorySegment weights, Runnable body) {
+        if (!ENABLED) return;
         if (key != KernelWarmup.class) start(weights);
         if (STARTED.add(key)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(body);
     }
