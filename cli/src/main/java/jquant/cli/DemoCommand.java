@@ -131,7 +131,7 @@ final class DemoCommand implements Callable<Integer> {
         log.println("$ jquant " + String.join(" ", Arrays.stream(args).map(DemoCommand::quote).toList()));
         log.flush();
         CommandLine root = spec.root().commandLine();
-        int code = Main.commandLine().setOut(root.getOut()).setErr(root.getErr()).execute(args);
+        int code = Main.commandLine(args).setOut(root.getOut()).setErr(root.getErr()).execute(args);
         log.println();
         if (code != 0) throw new CommandLine.ExecutionException(spec.commandLine(), "demo step 'jquant " + String.join(" ", args) + "' failed with exit code " + code);
     }

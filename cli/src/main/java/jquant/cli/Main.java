@@ -8,18 +8,24 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * The {@code jquant} command. Exit codes: 0 success, 1 bad input or a failed check (one line on
  * stderr naming the file and the problem; the stack trace only with {@code --verbose}), 2 usage error.
  */
 @Command(name = "jquant", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, versionProvider = Main.Version.class,
-        description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.",
-        subcommands = {InspectCommand.class, TokenizeCommand.class, RunCommand.class, EvalCommand.class, CalibrateCommand.class, AllocateCommand.class,
-                PackCommand.class, VerifyCommand.class, SweepCommand.class, ConvertCommand.class, TernarizeCommand.class, RepackCommand.class, ReportCommand.class,
-                BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        description = "Offline LLM quantization and repacking: calibrate, allocate bits, pack, verify and evaluate.")
 public final class Main {
+
+    /** The subcommands, in the order help lists them. */
+    private static final List<Class<?>> SUBCOMMANDS = List.of(InspectCommand.class, TokenizeCommand.class, RunCommand.class, EvalCommand.class,
+            CalibrateCommand.class, AllocateCommand.class, PackCommand.class, VerifyCommand.class, SweepCommand.class, ConvertCommand.class,
+            TernarizeCommand.class, RepackCommand.class, ReportCommand.class, BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class);
+    /** The top-level options that take a value, skipped when looking for the subcommand's name. */
+    private static final Set<String> OPTIONS_WITH_VALUE = Set.of("--threads");
 
     /** Read by the exception handler from the original arguments; declared here so every command accepts it. */
     @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
@@ -41,23 +47,30 @@ public final class Main {
 
     /** Runs the CLI and returns its exit code. */
     public static int run(String... args) {
-        return commandLine().execute(args);
+        return commandLine(args).execute(args);
     }
 
     /**
-     * The configured command line. Exit codes: a usage error (an unknown option, a missing or malformed
-     * value, a value out of its range) 2; an error while running 1. Either way one line on stderr,
-     * {@code jquant: <file>: <reason>} when a file is at fault.
+     * The configured command line for {@code args}. Exit codes: a usage error (an unknown option, a
+     * missing or malformed value, a value out of its range) 2; an error while running 1. Either way one
+     * line on stderr, {@code jquant: <file>: <reason>} when a file is at fault.
+     *
+     * <p>Only the subcommand {@code args} name is built when they name one (not {@code help}): picocli
+     * builds a command's model by reflection, and all sixteen took 320–420 ms of every start on the
+     * 2-vCPU machine, one 190–280 ms. Without a subcommand's name (top-level help or version, an
+     * unknown name, {@code help}) all are built, so help lists them and errors name the choices.
      */
-    public static CommandLine commandLine() {
+    public static CommandLine commandLine(String... args) {
         CommandLine cli = new CommandLine(new Main());
+        Class<?> named = subcommandNamed(args);
+        for (Class<?> c : SUBCOMMANDS) if (named == null || c == named) cli.addSubcommand(c);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionStrategy(parsed -> {
             Progress.quiet = hasFlag(parsed, "--quiet", "-q");
             configure(parsed);
             return new CommandLine.RunLast().execute(parsed);
         });
-        cli.setParameterExceptionHandler((ex, args) -> {
+        cli.setParameterExceptionHandler((ex, rejected) -> {
             CommandLine cmd = ex.getCommandLine();
             cmd.getErr().println("jquant: " + ErrorMessage.withoutClassNames(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
             cmd.getErr().flush();
@@ -92,6 +105,21 @@ public final class Main {
         if (verbose) {
             parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads%n", VectorWidth.describe(), WorkerPool.commonThreads());
         }
+    }
+
+    /** The subcommand the first argument that is not a top-level option names, or null (none, {@code help}, or not a subcommand's name). */
+    private static Class<?> subcommandNamed(String... args) {
+        for (int i = 0; i < args.length; i++) {
+            if (OPTIONS_WITH_VALUE.contains(args[i])) i++;
+            else if (!args[i].startsWith("-")) {
+                for (Class<?> c : SUBCOMMANDS) {
+                    Command command = c.getAnnotation(Command.class);
+                    if (c != CommandLine.HelpCommand.class && (command.name().equals(args[i]) || List.of(command.aliases()).contains(args[i]))) return c;
+                }
+                return null;
+            }
+        }
+        return null;
     }
 
     private static boolean hasFlag(CommandLine.ParseResult parsed, String... names) {

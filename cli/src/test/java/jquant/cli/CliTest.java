@@ -22,7 +22,7 @@ class CliTest {
 
     static Result run(String... args) {
         StringWriter out = new StringWriter(), err = new StringWriter();
-        int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+        int code = Main.commandLine(args).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
         return new Result(code, out.toString(), err.toString());
     }
 
