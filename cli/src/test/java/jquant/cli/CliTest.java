@@ -34,6 +34,16 @@ class CliTest {
         assertThat(help.out()).contains("inspect", "demo");
     }
 
+    /** Only the named subcommand is built; help, a mistyped name and options before the name still behave as with all of them. */
+    @Test
+    void subcommandFoundAfterTopLevelOptions() {
+        assertThat(run("help", "run").out()).contains("Usage: jquant run");
+        assertThat(run("--threads", "1", "-q", "run", "--help").out()).contains("Usage: jquant run");
+        Result typo = run("evl");
+        assertThat(typo.code()).isEqualTo(2);
+        assertThat(typo.err()).contains("Unmatched argument at index 0: 'evl'");
+    }
+
     @Test
     void usageErrorsExitTwo() {
         assertThat(run("inspect").code()).isEqualTo(CommandLine.ExitCode.USAGE);
