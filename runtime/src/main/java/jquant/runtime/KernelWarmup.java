@@ -42,21 +42,35 @@ import jquant.runtime.ternary.Tq2Matrix;
  * decode then ran at 195–246 ms a token on one thread against 102–196 warmed on the mapping, and at
  * 117–122 against 77–79 on two (processes alternating, four and three of each).
  *
- * <p>Off when the system property {@code jquant.kernelWarmup} is {@code false}, as the {@code ./jquant}
- * launcher sets it: the launcher also gives the JVM compiler directives (scripts/compiler-directives.json)
- * that keep C2 from compiling the Vector API's own methods, and with those the kernels compile sooner
- * on the model's first calls than with this thread beside them. On the 1.1B bench model, alternating
- * processes with the directives: {@code run -n 1} of the T2P file 2.3–2.8 s without the warm-up against
- * 3.2–3.5 with it, F16 and {@code .jqw} the same either way; and T2P prefill ran at full speed in all
- * twenty processes without it (without the directives and without the warm-up, one of eight ran at
- * 11 tokens/s, a tenth of its speed).
+ * <p>With the system property {@code jquant.kernelWarmup=dense-rows}, as the {@code ./jquant}
+ * launcher sets it, only the dense row kernels that read the mapped file are warmed (float16, and
+ * BF16 or F32 when a model has them). The launcher also gives the JVM compiler directives
+ * (scripts/compiler-directives.json) that keep C2 from compiling the Vector API's own methods, and with
+ * those the other kernels compile sooner on the model's first calls than with this thread beside
+ * them. On the 1.1B bench model, alternating processes with the directives: {@code run -n 1} of the
+ * T2P file 2.10–2.41 s warming the float16 row kernel alone, 2.67–3.29 warming everything, 2.10–2.42
+ * warming nothing; but the F16 decode with nothing warmed ran at 118–146 ms a token on one thread
+ * against 92–110 (the row kernel compiled from the model's first decode steps is the slower code),
+ * and with the row kernel alone warmed at 95–100. {@code .jqw} decode was the same with and without
+ * its int8 row kernel warmed, and T2P prefill ran at full speed in all twenty processes without the
+ * ternary warm-up (without the directives and without the warm-up, one of eight ran at 11 tokens/s,
+ * a tenth of its speed). Any other value than {@code all} (the default) and {@code dense-rows} is an
+ * error.
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
     private static final int CALLS = 12_000;
     private static final int COLS = 256;
     private static final Set<Object> STARTED = ConcurrentHashMap.newKeySet();
-    private static final boolean ENABLED = !"false".equals(System.getProperty("jquant.kernelWarmup"));
+    /** Whether {@code jquant.kernelWarmup} limits the warm-up to the dense row kernels (see the class comment). */
+    private static boolean denseRowsOnly() {
+        String mode = System.getProperty("jquant.kernelWarmup", "all");
+        return switch (mode) {
+            case "all" -> false;
+            case "dense-rows" -> true;
+            default -> throw new IllegalArgumentException("jquant.kernelWarmup is '" + mode + "'; it must be all or dense-rows");
+        };
+    }
 
     private KernelWarmup() {}
 
@@ -66,7 +80,7 @@ public final class KernelWarmup {
      * on {@code weights}.
      */
     private static void once(Object key, MemorySegment weights, Runnable body) {
-        if (!ENABLED) return;
+        denseRowsOnly();   // an unknown mode fails here, on the caller's thread
         if (key != KernelWarmup.class) start(weights);
         if (STARTED.add(key)) Thread.ofPlatform().daemon().name("jquant-kernel-warmup").start(body);
     }
@@ -79,7 +93,8 @@ public final class KernelWarmup {
      * bench model took 5,182 young collections and one window in 30 s, with one 559 and eight windows.
      * Why that order matters was not pinned down; any of the row kernels did it. The float16 row
      * kernels read {@code weights}' first bytes (a slice of the model's mapping, whatever its type),
-     * or an off-heap buffer if it is null or shorter.
+     * or an off-heap buffer if it is null or shorter. Under {@code jquant.kernelWarmup=dense-rows}
+     * only the float16 row kernel of decode.
      */
     public static void start(MemorySegment weights) {
         once(KernelWarmup.class, weights, () -> warmShared(weights));
@@ -93,16 +108,19 @@ public final class KernelWarmup {
 
     /** Starts warming the int8 row kernel (weightlet codes). */
     static void startInt8Rows() {
+        if (denseRowsOnly()) return;
         once("int8 rows", null, KernelWarmup::warmInt8Rows);
     }
 
     /** Starts warming the float32 row kernel (rows decoded into a buffer). */
     static void startFloatRows() {
+        if (denseRowsOnly()) return;
         once("float rows", null, KernelWarmup::warmFloatRows);
     }
 
     /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
     static void startTernary(TernaryMatrix layout) {
+        if (denseRowsOnly()) return;
         once(layout.getClass(), null, () -> warmTernary(layout.getClass()));
     }
 
@@ -114,8 +132,10 @@ public final class KernelWarmup {
         float[] rows = new float[4 * COLS], x = new float[4 * COLS], acc = new float[16 * lanes], y = new float[COLS];
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment halves = firstBytes(weights, 2L * 4 * COLS, arena);
+            boolean rowsOnly = denseRowsOnly();
             for (int i = 0; i < CALLS; i++) {
                 k.rowsF16(halves, 0, 2L * COLS, 4L * COLS, 6L * COLS, x, 0, 0, COLS, acc);
+                if (rowsOnly) continue;
                 k.f16ToFloats(halves, 0, y, 0, COLS);
                 k.tile(rows, 0, COLS, 2 * COLS, 3 * COLS, x, 0, COLS, 2 * COLS, 3 * COLS, 0, COLS, acc, 0);
                 v.rmsnorm(x, 0, rows, 1e-5f, y, 0, COLS);
