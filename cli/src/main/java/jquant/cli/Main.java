@@ -58,7 +58,8 @@ public final class Main {
      * <p>Only the subcommand {@code args} name is built when they name one (not {@code help}): picocli
      * builds a command's model by reflection, and all sixteen took 320–420 ms of every start on the
      * 2-vCPU machine, one 190–280 ms. Without a subcommand's name (top-level help or version, an
-     * unknown name, {@code help}) all are built, so help lists them and errors name the choices.
+     * unknown name, {@code help}) all are built, so help lists them and an unknown name gets picocli's
+     * usual error.
      */
     public static CommandLine commandLine(String... args) {
         CommandLine cli = new CommandLine(new Main());

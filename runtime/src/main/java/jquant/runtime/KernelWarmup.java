@@ -43,8 +43,8 @@ import jquant.runtime.ternary.Tq2Matrix;
  * 117–122 against 77–79 on two (processes alternating, four and three of each).
  *
  * <p>With the system property {@code jquant.kernelWarmup=dense-rows}, as the {@code ./jquant}
- * launcher sets it, only the dense row kernels that read the mapped file are warmed (float16, and
- * BF16 or F32 when a model has them). The launcher also gives the JVM compiler directives
+ * launcher sets it, only the row kernels of dense decode, which read the mapped file, are warmed
+ * (float16's, and BF16's or F32's when a model has such weights). The launcher also gives the JVM compiler directives
  * (scripts/compiler-directives.json) that keep C2 from compiling the Vector API's own methods, and with
  * those the other kernels compile sooner on the model's first calls than with this thread beside
  * them. On the 1.1B bench model, alternating processes with the directives: {@code run -n 1} of the
@@ -62,6 +62,7 @@ public final class KernelWarmup {
     private static final int CALLS = 12_000;
     private static final int COLS = 256;
     private static final Set<Object> STARTED = ConcurrentHashMap.newKeySet();
+
     /** Whether {@code jquant.kernelWarmup} limits the warm-up to the dense row kernels (see the class comment). */
     private static boolean denseRowsOnly() {
         String mode = System.getProperty("jquant.kernelWarmup", "all");
