@@ -94,6 +94,12 @@ public final class DenseWeights extends RowMajorWeights {
         return in <= WHOLE_ROWS_UP_TO ? in : DECODE_CHUNK;
     }
 
+    /** Dense rows are read at memory speed: four long streams ({@link RowMajorWeights#spreadRows}). */
+    @Override
+    boolean spreadRows() {
+        return true;
+    }
+
     @Override
     void dotRows(MatmulKernels k, int r0, int r1, int r2, int r3, float[] x, int xOff, int k0, int k1, float[] acc, Scratch s) {
         switch (type) {
