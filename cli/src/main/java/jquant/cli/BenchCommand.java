@@ -299,8 +299,15 @@ final class BenchCommand {
         @Override void main(String[] a) throws Exception { AllocatorBench.main(a); }
     }
 
-    @Command(name = "ternary", description = "[--quick] ternary decode on TinyLlama-1.1B shapes (GB/s vs a memory probe) and prefill GMAC/s: T2P, TQ2_0, PQ2_0, PTQ1_0")
-    static final class Ternary extends Program {
-        @Override void main(String[] a) throws Exception { TernaryBench.main(a); }
+    @Command(name = "ternary", description = "Ternary decode on TinyLlama-1.1B shapes (GB/s vs a memory probe) and prefill GMAC/s: T2P, TQ2_0, PQ2_0, PTQ1_0")
+    static final class Ternary implements Callable<Integer> {
+        @Option(names = "--quick", description = "Four layers instead of 22, fewer repetitions.")
+        boolean quick;
+
+        @Override
+        public Integer call() {
+            TernaryBench.main(quick ? new String[] {"--quick"} : new String[0]);
+            return 0;
+        }
     }
 }

@@ -47,6 +47,14 @@ class CliTest {
         assertThat(typo.err()).contains("Unmatched argument at index 0: 'evl'");
     }
 
+    /** {@code bench ternary --quick}, as its usage line says (it was once refused as an unknown option). */
+    @Test
+    void benchTernaryTakesItsQuickOption() {
+        String[] args = {"bench", "ternary", "--quick"};
+        CommandLine.ParseResult parsed = Main.commandLine(args).parseArgs(args);
+        assertThat(parsed.subcommand().subcommand().hasMatchedOption("--quick")).isTrue();
+    }
+
     @Test
     void usageErrorsExitTwo() {
         assertThat(run("inspect").code()).isEqualTo(CommandLine.ExitCode.USAGE);
