@@ -213,36 +213,48 @@ public final class T2pMatrix implements TernaryMatrix {
      * step over the two pairs of block b (summed over the block's chunks), whose per-lane sums
      * Σ 4·u·y come from one code load per chunk and pair and the same eight activation vectors;
      * headers[g·paddedBlocks + b] = the block's four fp16 row scales.
+     *
+     * <p>Each row group is read through a slice made here, at offsets from 0 in an int loop: C2 then
+     * keeps the slice's address and size in registers and checks only bounds at a load, where on
+     * {@code w} at {@code base + …} it also checked the segment's class and liveness at every load
+     * (read from the compiled loops: about 60 scalar instructions a block beside some 80 vector ones,
+     * about 25 with the slice). The kernel alone, both
+     * codes alternating in one JVM: 1.14–1.21× (17.8 MB matrix, from memory; 1.21× from L2), the 1.1B
+     * model's decode on one thread 1.03–1.04×. The same slices left the TQ2_0 kernel and the whole
+     * float16 decode no faster, and made the weightlet unpacker slower (docs/runtime.md).
      */
     private static void pairSums(MemorySegment w, long base, int groups, int blocks, int paddedBlocks, short[] act, int[] tree, long[] headers) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
-        for (int g = 0; g < groups; g++) for (int b = 0; b < blocks; b++) {
-            int slot = g * paddedBlocks + b;
-            long at = base + ((long) g * blocks + b) * T2pBlock.BYTES;
-            headers[slot] = w.get(HEADER, at);
-            IntVector sum = IntVector.zero(Simd.I);
-            for (int c = 0; c < CHUNKS; c++) {
-                int a = (b * CHUNKS + c) * 8 * Simd.LS;
-                ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
-                ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
-                ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS), y5 = ShortVector.fromArray(Simd.S, act, a + 5 * Simd.LS);
-                ShortVector y6 = ShortVector.fromArray(Simd.S, act, a + 6 * Simd.LS), y7 = ShortVector.fromArray(Simd.S, act, a + 7 * Simd.LS);
-                long code = at + T2pBlock.CODES_OFFSET + (long) c * Simd.VB;
-                ShortVector v = ByteVector.fromMemorySegment(Simd.B, w, code, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts(), vh = v.lanewise(LSHR, 8);
-                ShortVector p0 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
-                        .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
-                        .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
-                        .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
-                v = ByteVector.fromMemorySegment(Simd.B, w, code + T2pBlock.PAIR_BYTES, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts();
-                vh = v.lanewise(LSHR, 8);
-                ShortVector p1 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
-                        .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
-                        .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
-                        .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
-                IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
-                sum = sum.add(r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)));
+        for (int g = 0; g < groups; g++) {
+            MemorySegment span = w.asSlice(base + (long) g * blocks * T2pBlock.BYTES, (long) blocks * T2pBlock.BYTES);
+            for (int b = 0; b < blocks; b++) {
+                int slot = g * paddedBlocks + b;
+                long at = (long) b * T2pBlock.BYTES;
+                headers[slot] = span.get(HEADER, at);
+                IntVector sum = IntVector.zero(Simd.I);
+                for (int c = 0; c < CHUNKS; c++) {
+                    int a = (b * CHUNKS + c) * 8 * Simd.LS;
+                    ShortVector y0 = ShortVector.fromArray(Simd.S, act, a), y1 = ShortVector.fromArray(Simd.S, act, a + Simd.LS);
+                    ShortVector y2 = ShortVector.fromArray(Simd.S, act, a + 2 * Simd.LS), y3 = ShortVector.fromArray(Simd.S, act, a + 3 * Simd.LS);
+                    ShortVector y4 = ShortVector.fromArray(Simd.S, act, a + 4 * Simd.LS), y5 = ShortVector.fromArray(Simd.S, act, a + 5 * Simd.LS);
+                    ShortVector y6 = ShortVector.fromArray(Simd.S, act, a + 6 * Simd.LS), y7 = ShortVector.fromArray(Simd.S, act, a + 7 * Simd.LS);
+                    long code = at + T2pBlock.CODES_OFFSET + (long) c * Simd.VB;
+                    ShortVector v = ByteVector.fromMemorySegment(Simd.B, span, code, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts(), vh = v.lanewise(LSHR, 8);
+                    ShortVector p0 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                            .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                            .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                            .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+                    v = ByteVector.fromMemorySegment(Simd.B, span, code + T2pBlock.PAIR_BYTES, ByteOrder.LITTLE_ENDIAN).reinterpretAsShorts();
+                    vh = v.lanewise(LSHR, 8);
+                    ShortVector p1 = v.and((short) 0x03).mul(y0).add(v.and((short) 0x0C).mul(y1))
+                            .add(v.lanewise(LSHR, 2).and((short) 0x0C).mul(y2)).add(v.lanewise(LSHR, 4).and((short) 0x0C).mul(y3))
+                            .add(vh.and((short) 0x03).mul(y4)).add(vh.and((short) 0x0C).mul(y5))
+                            .add(v.lanewise(LSHR, 10).and((short) 0x0C).mul(y6)).add(v.lanewise(LSHR, 14).mul(y7));
+                    IntVector r = e.selectFrom(p0, p1).add(o.selectFrom(p0, p1)).reinterpretAsInts();
+                    sum = sum.add(r.lanewise(LSHL, 16).lanewise(ASHR, 16).add(r.lanewise(ASHR, 16)));
+                }
+                sum.intoArray(tree, slot * Simd.LI);
             }
-            sum.intoArray(tree, slot * Simd.LI);
         }
     }
 
