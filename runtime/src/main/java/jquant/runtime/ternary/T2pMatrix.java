@@ -218,10 +218,10 @@ public final class T2pMatrix implements TernaryMatrix {
      * keeps the slice's address and size in registers and checks only bounds at a load, where on
      * {@code w} at {@code base + …} it also checked the segment's class and liveness at every load
      * (read from the compiled loops: about 60 scalar instructions a block beside some 80 vector ones,
-     * about 25 with the slice). The kernel alone, both
-     * codes alternating in one JVM: 1.14–1.21× (17.8 MB matrix, from memory; 1.21× from L2), the 1.1B
-     * model's decode on one thread 1.03–1.04×. The same slices left the TQ2_0 kernel and the whole
-     * float16 decode no faster, and made the weightlet unpacker slower (docs/runtime.md).
+     * about 25 with the slice). Both codes alternating in one JVM: the kernel alone 1.14–1.21× (a
+     * 17.8 MB matrix from memory; 1.21× from L2), the 1.1B model's decode on one thread 1.03–1.04×.
+     * The same slices left the TQ2_0 kernel and the whole float16 decode no faster, and made the
+     * weightlet unpacker slower (docs/runtime.md).
      */
     private static void pairSums(MemorySegment w, long base, int groups, int blocks, int paddedBlocks, short[] act, int[] tree, long[] headers) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
