@@ -1,0 +1,137 @@
+package jquant.bench;
+
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.DoubleSupplier;
+import jquant.runtime.InferenceSession;
+import jquant.runtime.KernelChoice;
+import jquant.runtime.LlamaModel;
+import jquant.runtime.LoadedModel;
+import jquant.runtime.PackedModelLoader;
+import jquant.runtime.kernels.WorkerPool;
+
+/**
+ * Decode speed of two builds of the runtime side by side in one JVM: each build's classes in a class
+ * loader of its own, a model loaded in each, and their decode steps alternating, so that both see the
+ * machine in the same minutes. On the shared 2-vCPU machines the same command moves by 30–80% between
+ * processes (compilation outcomes as well as the neighbours), which hides a change of a few percent;
+ * alternating inside one process it showed the T2P kernel's 3–4% (docs/runtime.md). Run it through
+ * {@code scripts/side-by-side}, which builds the baseline revision and the class paths.
+ *
+ * <p>Arguments: the baseline's class path, the candidate's class path (each: its module classes, this
+ * module's classes and the third-party jars, separated by the path separator), the model file, the
+ * threads, the decode steps per round, the rounds and the {@code .jqw} mode (weight-only or npu).
+ */
+public final class SideBySide {
+
+    private SideBySide() {}
+
+    /** One build's model, decoding greedily; each call runs {@code steps} steps and returns ms per step. */
+    public static final class Steps implements DoubleSupplier {
+        private final InferenceSession session;
+        private final int steps;
+        private final int wrapAt;
+        private int pos;
+        private int next;
+
+        public Steps(String model, int threads, int steps, String mode) throws Exception {
+            WorkerPool.useThreads(threads);
+            LlamaModel m = LoadedModel.open(Path.of(model), null,
+                    mode.equals("npu") ? PackedModelLoader.Mode.NPU : PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO).model();
+            wrapAt = Math.min(m.config().maxSeqLen(), 512);
+            session = m.newSession(wrapAt);
+            int[] prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+            next = argmax(session.forward(prompt, 0, prompt.length - 1));
+            pos = prompt.length;
+            this.steps = steps;
+        }
+
+        @Override
+        public double getAsDouble() {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < steps; i++) {
+                if (pos == wrapAt) pos = 8;   // overwrite the cache's tail: the step stays the same work
+                next = argmax(session.decode(next, pos++));
+            }
+            return (System.nanoTime() - t0) / 1e6 / steps;
+        }
+
+        private static int argmax(float[] logits) {
+            int best = 0;
+            for (int i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+            return best;
+        }
+    }
+
+    /** Each build's ms per step over the rounds, and per round the candidate's speed ÷ the baseline's. */
+    public record Result(double[] baselineMs, double[] candidateMs, double[] ratios) {
+        static double median(double[] values) {
+            double[] s = values.clone();
+            Arrays.sort(s);
+            return s[s.length / 2];
+        }
+    }
+
+    /**
+     * Loads {@code model} once per class path (baseline first), warms both, then runs {@code rounds}
+     * rounds of {@code steps} decode steps per build, who goes first alternating by round.
+     */
+    public static Result compare(String baseline, String candidate, String model, int threads, int steps, int rounds, String mode)
+            throws Exception {
+        DoubleSupplier[] builds = new DoubleSupplier[2];
+        String[] classPaths = {baseline, candidate};
+        for (int k = 0; k < 2; k++) {
+            ClassLoader loader = new URLClassLoader(urls(classPaths[k]), ClassLoader.getPlatformClassLoader());
+            // by name: the caller's loader need not have runtime classes to link Steps against
+            builds[k] = (DoubleSupplier) loader.loadClass("jquant.bench.SideBySide$Steps")
+                    .getConstructor(String.class, int.class, int.class, String.class).newInstance(model, threads, steps, mode);
+        }
+        for (int w = 0; w < 3; w++) for (DoubleSupplier b : builds) b.getAsDouble();
+        double[][] ms = new double[2][rounds];
+        double[] ratios = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            for (int j = 0; j < 2; j++) {
+                int k = (r + j) % 2;
+                ms[k][r] = builds[k].getAsDouble();
+            }
+            ratios[r] = ms[0][r] / ms[1][r];
+        }
+        return new Result(ms[0], ms[1], ratios);
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 7) {
+            System.err.println("usage: SideBySide BASELINE_CLASSPATH CANDIDATE_CLASSPATH MODEL THREADS STEPS ROUNDS weight-only|npu");
+            System.exit(2);
+        }
+        int threads = Integer.parseInt(args[3]), steps = Integer.parseInt(args[4]), rounds = Integer.parseInt(args[5]);
+        Result r = compare(args[0], args[1], args[2], threads, steps, rounds, args[6]);
+        System.out.printf("%s, %d thread(s), %d rounds of %d steps, builds alternating%n", args[2], threads, rounds, steps);
+        print("baseline", r.baselineMs());
+        print("candidate", r.candidateMs());
+        double[] ratios = r.ratios().clone();
+        Arrays.sort(ratios);
+        System.out.printf("candidate speed ÷ baseline speed, per round: median %.3f (%.3f–%.3f)%n",
+                Result.median(ratios), ratios[0], ratios[ratios.length - 1]);
+        System.exit(0);   // the loaders' pools and layer threads are not worth closing one by one
+    }
+
+    private static void print(String name, double[] ms) {
+        double[] s = ms.clone();
+        Arrays.sort(s);
+        System.out.printf("%-10s median %.2f ms/step (%.2f–%.2f)%n", name, Result.median(ms), s[0], s[s.length - 1]);
+    }
+
+    private static URL[] urls(String classPath) throws MalformedURLException {
+        List<URL> urls = new ArrayList<>();
+        for (String entry : classPath.split(java.io.File.pathSeparator)) {
+            if (!entry.isEmpty()) urls.add(Path.of(entry).toUri().toURL());
+        }
+        return urls.toArray(URL[]::new);
+    }
+}
