@@ -55,7 +55,7 @@ public final class SideBySide {
         public double getAsDouble() {
             long t0 = System.nanoTime();
             for (int i = 0; i < steps; i++) {
-                if (pos == wrapAt) pos = 8;   // overwrite the cache's tail: the step stays the same work
+                if (pos == wrapAt) pos = 8;   // back to just after the prompt: both builds walk the same positions
                 next = argmax(session.decode(next, pos++));
             }
             return (System.nanoTime() - t0) / 1e6 / steps;
@@ -105,7 +105,7 @@ public final class SideBySide {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 7) {
+        if (args.length != 7 || !(args[6].equals("weight-only") || args[6].equals("npu"))) {
             System.err.println("usage: SideBySide BASELINE_CLASSPATH CANDIDATE_CLASSPATH MODEL THREADS STEPS ROUNDS weight-only|npu");
             System.exit(2);
         }
