@@ -13,6 +13,7 @@ import jquant.runtime.KernelChoice;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
+import jquant.runtime.Sampler;
 import jquant.runtime.kernels.WorkerPool;
 
 /**
@@ -34,6 +35,7 @@ public final class SideBySide {
     /** One build's model, decoding greedily; each call runs {@code steps} steps and returns ms per step. */
     public static final class Steps implements DoubleSupplier {
         private final InferenceSession session;
+        private final Sampler greedy = Sampler.greedy();
         private final int steps;
         private final int wrapAt;
         private int pos;
@@ -46,7 +48,7 @@ public final class SideBySide {
             wrapAt = Math.min(m.config().maxSeqLen(), 512);
             session = m.newSession(wrapAt);
             int[] prompt = {1, 2, 3, 4, 5, 6, 7, 8};
-            next = argmax(session.forward(prompt, 0, prompt.length - 1));
+            next = next(session.forward(prompt, 0, prompt.length - 1));
             pos = prompt.length;
             this.steps = steps;
         }
@@ -56,26 +58,18 @@ public final class SideBySide {
             long t0 = System.nanoTime();
             for (int i = 0; i < steps; i++) {
                 if (pos == wrapAt) pos = 8;   // back to just after the prompt: both builds walk the same positions
-                next = argmax(session.decode(next, pos++));
+                next = next(session.decode(next, pos++));
             }
             return (System.nanoTime() - t0) / 1e6 / steps;
         }
 
-        private static int argmax(float[] logits) {
-            int best = 0;
-            for (int i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
-            return best;
+        private int next(float[] logits) {
+            return greedy.sample(logits, 0, logits.length);
         }
     }
 
     /** Each build's ms per step over the rounds, and per round the candidate's speed ÷ the baseline's. */
-    public record Result(double[] baselineMs, double[] candidateMs, double[] ratios) {
-        static double median(double[] values) {
-            double[] s = values.clone();
-            Arrays.sort(s);
-            return s[s.length / 2];
-        }
-    }
+    public record Result(double[] baselineMs, double[] candidateMs, double[] ratios) {}
 
     /**
      * Loads {@code model} once per class path (baseline first), warms both, then runs {@code rounds}
@@ -114,17 +108,21 @@ public final class SideBySide {
         System.out.printf("%s, %d thread(s), %d rounds of %d steps, builds alternating%n", args[2], threads, rounds, steps);
         print("baseline", r.baselineMs());
         print("candidate", r.candidateMs());
-        double[] ratios = r.ratios().clone();
-        Arrays.sort(ratios);
+        double[] ratios = sorted(r.ratios());
         System.out.printf("candidate speed ÷ baseline speed, per round: median %.3f (%.3f–%.3f)%n",
-                Result.median(ratios), ratios[0], ratios[ratios.length - 1]);
+                ratios[ratios.length / 2], ratios[0], ratios[ratios.length - 1]);
         System.exit(0);   // the loaders' pools and layer threads are not worth closing one by one
     }
 
     private static void print(String name, double[] ms) {
-        double[] s = ms.clone();
+        double[] s = sorted(ms);
+        System.out.printf("%-10s median %.2f ms/step (%.2f–%.2f)%n", name, s[s.length / 2], s[0], s[s.length - 1]);
+    }
+
+    private static double[] sorted(double[] values) {
+        double[] s = values.clone();
         Arrays.sort(s);
-        System.out.printf("%-10s median %.2f ms/step (%.2f–%.2f)%n", name, Result.median(ms), s[0], s[s.length - 1]);
+        return s;
     }
 
     private static URL[] urls(String classPath) throws MalformedURLException {
