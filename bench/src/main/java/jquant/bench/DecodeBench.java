@@ -6,7 +6,7 @@ import java.util.List;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Decode speed of a whole model against the machine's memory bandwidth, both measured in one run: for

@@ -6,7 +6,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * The machine's memory read bandwidth, measured in the same run as the figures it is the denominator

@@ -7,7 +7,7 @@ import java.util.List;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Prefill speed of a whole model as {@code jquant eval} runs it: windows of {@code ctx} tokens of a

@@ -14,7 +14,7 @@ import jquant.runtime.LinearWeights;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.TokenEmbedding;
 import jquant.runtime.LinearWeightsFactory;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;

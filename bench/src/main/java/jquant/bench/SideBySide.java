@@ -14,7 +14,7 @@ import jquant.runtime.LlamaModel;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Sampler;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Decode speed of two builds of the runtime side by side in one JVM: each build's classes in a class
@@ -42,9 +42,9 @@ public final class SideBySide {
         private int next;
 
         public Steps(String model, int threads, int steps, String mode) throws Exception {
-            WorkerPool.useThreads(threads);
-            LlamaModel m = LoadedModel.open(Path.of(model), null,
-                    mode.equals("npu") ? PackedModelLoader.Mode.NPU : PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO).model();
+            // The model keeps the pool it was loaded under (its Compute), so its decode steps run on it.
+            LlamaModel m = new WorkerPool(threads).call(() -> LoadedModel.open(Path.of(model), null,
+                    mode.equals("npu") ? PackedModelLoader.Mode.NPU : PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO).model());
             wrapAt = Math.min(m.config().maxSeqLen(), 512);
             session = m.newSession(wrapAt);
             int[] prompt = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -4,7 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jquant.formats.quant.T2pRepacker;
 import jquant.formats.quant.T2pShapeException;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;

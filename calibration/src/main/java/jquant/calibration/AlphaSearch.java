@@ -139,10 +139,13 @@ final class AlphaSearch {
             byte[] widths = widths(w, f, budget);
             int[] compared = rowsCompared[m];
             float[] quantized = new float[compared.length * d];
-            IntStream.range(0, compared.length).parallel().forEach(k -> {
-                float[] row = scaledRow(w, compared[k], f, new float[d]);
-                float[] q = SymmetricChannelQuantizer.quantizeRow(row, widths[compared[k]]).dequantize();
-                System.arraycopy(q, 0, quantized, k * d, d);
+            compute.pool().forRange(compared.length, 16L * d, (worker, start, end) -> {
+                float[] row = new float[d];
+                for (int k = start; k < end; k++) {
+                    scaledRow(w, compared[k], f, row);
+                    float[] q = SymmetricChannelQuantizer.quantizeRow(row, widths[compared[k]]).dequantize();
+                    System.arraycopy(q, 0, quantized, k * d, d);
+                }
             });
             float[] out = new float[sampleRows * compared.length];
             new DenseF32Weights(quantized, compared.length, d, compute).matmul(x, sampleRows, out);
@@ -157,13 +160,14 @@ final class AlphaSearch {
     }
 
     /** Row widths EdgeFlow's allocator gives W·diag(f) at {@code budget}: per tensor, APPROX RE (what {@code jquant allocate} does by default). */
-    private static byte[] widths(Member w, float[] f, double budget) {
+    private byte[] widths(Member w, float[] f, double budget) {
         double[] errors = new double[w.rows() * RelativeError.WIDTHS];
-        IntStream.range(0, w.rows()).parallel().forEach(r -> {
-            float[] row = ROW.get();
-            if (row.length < w.cols()) ROW.set(row = new float[w.cols()]);
-            scaledRow(w, r, f, row);
-            RelativeError.curve(Metric.APPROX, row, 0, w.cols(), null, r, errors, r * RelativeError.WIDTHS);
+        compute.pool().forRange(w.rows(), (long) RelativeError.WIDTHS * w.cols(), (worker, start, end) -> {
+            float[] row = new float[w.cols()];
+            for (int r = start; r < end; r++) {
+                scaledRow(w, r, f, row);
+                RelativeError.curve(Metric.APPROX, row, 0, w.cols(), null, r, errors, r * RelativeError.WIDTHS);
+            }
         });
         return GreedyBitAllocator.allocate(new ErrorTable("smoothed", w.rows(), w.cols(), Metric.APPROX, errors), budget).bits();
     }
@@ -173,7 +177,4 @@ final class AlphaSearch {
         for (int j = 0; j < w.cols(); j++) row[j] = w.weights()[r * w.cols() + j] * f[j];
         return row;
     }
-
-    /** One row buffer per thread for the allocation pass, which visits every row of the tensor. */
-    private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
 }

@@ -1,7 +1,8 @@
 package jquant.cli;
 
 import jquant.runtime.kernels.VectorWidth;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.Memory;
+import jquant.core.WorkerPool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -34,7 +35,7 @@ public final class Main {
 
     /** Read in {@link #commandLine()}'s execution strategy, before any command computes. */
     @Option(names = "--threads", paramLabel = "<n>", scope = CommandLine.ScopeType.INHERIT,
-            description = "Threads for the kernels (default: available processors).")
+            description = "Threads for every stage: calibration, allocation, packing, verification and the kernels (default: available processors).")
     Integer threads;
 
     /** Read before a command runs, from the original arguments; declared here so every command accepts it. */
@@ -68,8 +69,12 @@ public final class Main {
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionStrategy(parsed -> {
             Progress.quiet = hasFlag(parsed, "--quiet", "-q");
-            configure(parsed);
-            return new CommandLine.RunLast().execute(parsed);
+            WorkerPool pool = threads(parsed);
+            try {
+                return pool.call(() -> new CommandLine.RunLast().execute(parsed));
+            } finally {
+                if (pool != WorkerPool.common()) pool.close();
+            }
         });
         cli.setParameterExceptionHandler((ex, rejected) -> {
             CommandLine cmd = ex.getCommandLine();
@@ -87,25 +92,25 @@ public final class Main {
     }
 
     /**
-     * Applies {@code --threads} (from whichever command level it was given at) to the one worker
-     * pool before anything runs, and prints the kernel choice under {@code --verbose}.
+     * The one worker pool every stage of this run takes its threads from ({@link WorkerPool#current()}):
+     * a pool of {@code --threads} threads (from whichever command level it was given at), or the default
+     * pool; prints the kernel choice under {@code --verbose}.
      */
-    private static void configure(CommandLine.ParseResult parsed) {
+    private static WorkerPool threads(CommandLine.ParseResult parsed) {
         Integer threads = null;
         boolean verbose = false;
         for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
             if (p.hasMatchedOption("--threads")) threads = p.matchedOptionValue("--threads", null);
             verbose |= p.hasMatchedOption("--verbose");
         }
-        if (threads != null) {
-            if (threads < 1) {
-                throw new CommandLine.ParameterException(parsed.asCommandLineList().getLast(), "--threads must be at least 1, got " + threads);
-            }
-            WorkerPool.useThreads(threads);
+        if (threads != null && threads < 1) {
+            throw new CommandLine.ParameterException(parsed.asCommandLineList().getLast(), "--threads must be at least 1, got " + threads);
         }
+        WorkerPool pool = threads == null || threads == Runtime.getRuntime().availableProcessors() ? WorkerPool.common() : new WorkerPool(threads);
         if (verbose) {
-            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads%n", VectorWidth.describe(), WorkerPool.commonThreads());
+            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads, heap %s%n", VectorWidth.describe(), pool.threads(), Memory.format(Memory.heap()));
         }
+        return pool;
     }
 
     /** The subcommand the first argument that is not a top-level option names, or null (none, {@code help}, or not a subcommand's name). */

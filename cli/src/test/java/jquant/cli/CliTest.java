@@ -2,7 +2,7 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -40,7 +40,7 @@ class CliTest {
     void subcommandFoundAfterTopLevelOptions() {
         assertThat(run("help", "run").out()).contains("Usage: jquant run");
         // The pool's own count: other tests in this JVM may have started it, and it cannot change then.
-        String threads = String.valueOf(WorkerPool.commonThreads());
+        String threads = String.valueOf(Runtime.getRuntime().availableProcessors());
         assertThat(run("--threads", threads, "-q", "run", "--help").out()).contains("Usage: jquant run");
         Result typo = run("evl");
         assertThat(typo.code()).isEqualTo(2);

@@ -2,7 +2,7 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -55,7 +55,7 @@ class RunEvalCommandTest {
             double ppl = j.at("/result/perplexity").asDouble();
             assertThat(ppl).isFinite().isGreaterThan(1);
             assertThat(j.at("/result/scored").asInt()).isEqualTo(j.at("/result/windows").asInt() * 63);
-            assertThat(j.at("/threads").asInt()).isEqualTo(WorkerPool.commonThreads());
+            assertThat(j.at("/threads").asInt()).isEqualTo(Runtime.getRuntime().availableProcessors());
             if (Double.isNaN(first)) first = ppl;
             assertThat(ppl).as(model).isCloseTo(first, org.assertj.core.data.Percentage.withPercentage(1e-4));
         }
@@ -78,7 +78,7 @@ class RunEvalCommandTest {
     void evalJsonRecordsTheThreadsGiven(@TempDir Path dir) throws Exception {
         Path text = Files.writeString(dir.resolve("text.txt"), Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, 5_000));
         Path json = dir.resolve("eval.json");
-        int threads = WorkerPool.commonThreads() + 1;
+        int threads = Runtime.getRuntime().availableProcessors() + 1;
         String java = ProcessHandle.current().info().command().orElseThrow();
         Process p = new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--threads", Integer.toString(threads), "eval",

@@ -3,7 +3,7 @@ package jquant.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.reports.EvalResult;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;
@@ -39,7 +39,7 @@ class SweepCommandTest {
         assertThat(ours.series()).isEqualTo("ours");
         assertThat(ours.quantization().rounding()).isEqualTo("gptq");
         assertThat(ours.perToken().nll()).hasSize(ours.scored());
-        assertThat(ours.threads()).isEqualTo(WorkerPool.commonThreads());
+        assertThat(ours.threads()).isEqualTo(Runtime.getRuntime().availableProcessors());
         JsonNode report = new ObjectMapper().readTree(out.resolve("report/report.json").toFile());
         assertThat(report.at("/evaluations").size()).isEqualTo(12);
         assertThat(report.at("/series").size()).isEqualTo(6);

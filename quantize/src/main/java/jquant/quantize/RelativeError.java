@@ -1,6 +1,6 @@
 package jquant.quantize;
 
-import java.util.stream.IntStream;
+import jquant.core.WorkerPool;
 
 /**
  * RE(W_i, B): how far channel {@code W_i} moves when quantized to B bits (EdgeFlow §4.1).
@@ -105,8 +105,9 @@ public final class RelativeError {
         checkImportance(name, importance, cols);
         double[] errors = new double[rows * WIDTHS];
         try {
-            IntStream.range(0, rows).parallel().forEach(r ->
-                    checkedCurve(metric, matrix, r * cols, cols, importance, r, errors, r * WIDTHS));
+            WorkerPool.current().forRange(rows, (long) WIDTHS * cols, (worker, start, end) -> {
+                for (int r = start; r < end; r++) checkedCurve(metric, matrix, r * cols, cols, importance, r, errors, r * WIDTHS);
+            });
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
         }

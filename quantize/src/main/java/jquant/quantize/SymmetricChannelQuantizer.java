@@ -1,5 +1,6 @@
 package jquant.quantize;
 
+import jquant.core.WorkerPool;
 /**
  * Per-output-channel symmetric quantization of one row of a weight matrix to B ∈ 1..8 bits, as
  * the NPU needs it: every weight becomes an int8 value {@code v}, the channel gets one float
@@ -142,10 +143,12 @@ public final class SymmetricChannelQuantizer {
         if (bits.length != rows) throw new IllegalArgumentException(bits.length + " bit widths for " + rows + " rows");
         byte[] values = new byte[matrix.length];
         float[] scales = new float[rows];
-        java.util.stream.IntStream.range(0, rows).parallel().forEach(r -> {
-            QuantizedRow q = quantizeRow(matrix, r * cols, cols, bits[r], r);
-            System.arraycopy(q.values, 0, values, r * cols, cols);
-            scales[r] = q.scale();
+        WorkerPool.current().forRange(rows, 16L * cols, (worker, start, end) -> {
+            for (int r = start; r < end; r++) {
+                QuantizedRow q = quantizeRow(matrix, r * cols, cols, bits[r], r);
+                System.arraycopy(q.values, 0, values, r * cols, cols);
+                scales[r] = q.scale();
+            }
         });
         return new QuantizedMatrix(rows, cols, bits, values, scales);
     }

@@ -6,7 +6,7 @@ import jquant.runtime.kernels.ScalarKernels;
 import jquant.runtime.kernels.ScalarMatmulKernels;
 import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Which arithmetic a model runs on and which threads run it.
@@ -17,14 +17,14 @@ import jquant.runtime.kernels.WorkerPool;
  */
 public record Compute(Kernels kernels, MatmulKernels matmul, WorkerPool pool) {
 
-    /** Vector API kernels on the process-wide pool: the default. */
+    /** Vector API kernels on the run's pool ({@link WorkerPool#current()}): the default. */
     public static Compute vector() {
-        return new Compute(new VectorKernels(), new VectorMatmulKernels(), WorkerPool.common());
+        return new Compute(new VectorKernels(), new VectorMatmulKernels(), WorkerPool.current());
     }
 
-    /** Plain-loop kernels on the process-wide pool: the oracle and the benchmark's baseline. */
+    /** Plain-loop kernels on the run's pool: the oracle and the benchmark's baseline. */
     public static Compute scalar() {
-        return new Compute(new ScalarKernels(), new ScalarMatmulKernels(), WorkerPool.common());
+        return new Compute(new ScalarKernels(), new ScalarMatmulKernels(), WorkerPool.current());
     }
 
     /** The same kernels on another pool. */

@@ -12,7 +12,7 @@ import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.MatmulKernels;
 import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;

@@ -1,6 +1,6 @@
 package jquant.runtime;
 
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
 import jquant.runtime.ternary.TernaryMatrix;
 

@@ -13,7 +13,7 @@ import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.pack.ternary.TernaryDetector;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.runtime.ternary.T2pMatrix;

@@ -11,7 +11,7 @@ import jquant.quantize.BitPlan;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.runtime.kernels.ScalarMatmulKernels;
 import jquant.runtime.kernels.VectorKernels;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
 import org.junit.jupiter.api.Test;

@@ -17,7 +17,7 @@ import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.Tq2Matrix;
 import org.junit.jupiter.api.AfterAll;

@@ -1,5 +1,7 @@
 package jquant.runtime.kernels;
 
+import jquant.core.WorkerPool;
+
 import java.util.Arrays;
 
 /**

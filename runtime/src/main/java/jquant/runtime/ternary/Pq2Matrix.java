@@ -2,7 +2,7 @@ package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
 import jquant.formats.quant.Pq2Block;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Ternary matrix in the stock PQ2_0 layout ({@link Pq2Block}: per 128 weights an fp16 scale, then 32

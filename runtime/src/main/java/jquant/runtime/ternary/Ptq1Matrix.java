@@ -12,7 +12,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jquant.formats.quant.Ptq1Block;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Ternary matrix in PrismML's 1.75-bit PTQ1_0 layout ({@link Ptq1Block}), computed in place, decode

@@ -11,7 +11,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * The stock row-major 2-bit layouts (PQ2_0, TQ2_0): each row a run of blocks whose 32 code bytes per

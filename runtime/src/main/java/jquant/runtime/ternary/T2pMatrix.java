@@ -14,7 +14,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jquant.formats.quant.T2pBlock;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Ternary matrix in the T2P row-pair layout ({@link T2pBlock}), computed on the stored bytes (a slice

@@ -6,7 +6,7 @@ import java.lang.foreign.ValueLayout;
 import jquant.formats.quant.T2pRepacker;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * A packed ternary weight matrix that multiplies int8-quantized activation columns (see

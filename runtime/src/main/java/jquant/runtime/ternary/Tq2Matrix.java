@@ -2,7 +2,7 @@ package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
 import jquant.formats.quant.Tq2Block;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
 /**
  * Ternary matrix in ggml's TQ2_0 layout ({@link Tq2Block}: per 256 weights 64 code bytes, then one

@@ -1,5 +1,7 @@
 package jquant.runtime.kernels;
 
+import jquant.core.WorkerPool;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -14,7 +14,7 @@ import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package jquant.runtime.kernels;
+package jquant.core;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -36,8 +36,9 @@ public final class WorkerPool implements AutoCloseable {
     /** How long an idle worker, or a caller waiting for the last chunk, spins before it parks. */
     private static final long SPIN_NANOS = 100_000;
 
+    /** The pool of the run in progress, bound by {@link #run} / {@link #call} (the CLI binds one sized by {@code --threads}). */
+    private static final ScopedValue<WorkerPool> CURRENT = ScopedValue.newInstance();
     private static volatile WorkerPool common;
-    private static int commonThreads = Runtime.getRuntime().availableProcessors();
 
     private final int threads;
     private final Worker[] workers;
@@ -94,32 +95,35 @@ public final class WorkerPool implements AutoCloseable {
     }
 
     /**
-     * Sets the size of the process-wide pool ({@code --threads}); must come before its first use
-     * unless the size is the same.
+     * The pool the calling code runs on: inside a pool's worker, that pool; inside {@link #run} or
+     * {@link #call}, the pool bound there; otherwise {@link #common()}. Every stage takes its threads
+     * from here, so one pool sized by {@code --threads} reaches all of them.
      */
-    public static synchronized void useThreads(int threads) {
-        if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
-        if (common != null && common.threads != threads) {
-            throw new IllegalStateException("the worker pool already runs " + common.threads + " threads");
-        }
-        commonThreads = threads;
+    public static WorkerPool current() {
+        if (Thread.currentThread() instanceof Worker w) return w.pool();
+        return CURRENT.isBound() ? CURRENT.get() : common();
     }
 
-    /** Threads the process-wide pool has (or will have when first used). */
-    public static synchronized int commonThreads() {
-        return common != null ? common.threads : commonThreads;
-    }
-
-    /** The process-wide pool: {@link #useThreads} threads, by default one per available processor. */
+    /** The default pool, one thread per available processor, created when first used. */
     public static WorkerPool common() {
         WorkerPool pool = common;
         if (pool == null) {
             synchronized (WorkerPool.class) {
                 pool = common;
-                if (pool == null) common = pool = new WorkerPool(commonThreads);
+                if (pool == null) common = pool = new WorkerPool(Runtime.getRuntime().availableProcessors());
             }
         }
         return pool;
+    }
+
+    /** Runs {@code work} with this pool as {@link #current()} (and every stage it calls). */
+    public void run(Runnable work) {
+        ScopedValue.where(CURRENT, this).run(work);
+    }
+
+    /** Calls {@code work} with this pool as {@link #current()}, and returns its result. */
+    public <T, X extends Throwable> T call(ScopedValue.CallableOp<T, X> work) throws X {
+        return ScopedValue.where(CURRENT, this).call(work);
     }
 
     /** Workers in all, including the caller; per-worker scratch buffers need this many slots. */
@@ -184,6 +188,10 @@ public final class WorkerPool implements AutoCloseable {
             super("jquant-worker-" + index);
             this.index = index;
             setDaemon(true);
+        }
+
+        WorkerPool pool() {
+            return WorkerPool.this;
         }
 
         @Override

@@ -1,0 +1,56 @@
+package jquant.core;
+
+import java.util.Locale;
+
+/**
+ * Memory as a setting: how much heap a stage may use, and the words for it. Every offline stage
+ * predicts what it needs from the model's shape before it starts and refuses a run that cannot fit,
+ * naming the figure and how to give the JVM more, rather than failing with an OutOfMemoryError hours in.
+ */
+public final class Memory {
+    /** The environment variable the launcher passes to the JVM, where -Xmx goes. */
+    public static final String JAVA_OPTS = "JQUANT_JAVA_OPTS";
+
+    private Memory() {}
+
+    /** The heap this JVM may grow to. */
+    public static long heap() {
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    /** {@code 3.4 GB}, {@code 512 MB}: decimal units, as people read sizes. */
+    public static String format(long bytes) {
+        if (bytes >= 1_000_000_000L) return String.format(Locale.ROOT, "%.1f GB", bytes / 1e9);
+        if (bytes >= 1_000_000L) return String.format(Locale.ROOT, "%.0f MB", bytes / 1e6);
+        return String.format(Locale.ROOT, "%.0f kB", bytes / 1e3);
+    }
+
+    /** The whole gibibytes of a heap that holds {@code bytes} with room for the collector (a quarter more). */
+    public static long gibibytesFor(long bytes) {
+        return (bytes + bytes / 4 + (1L << 30) - 1) >> 30;
+    }
+
+    /**
+     * Parses a size as users write it: {@code 12G}, {@code 512M}, {@code 800k} or bytes (binary units,
+     * as -Xmx reads them).
+     */
+    public static long parse(String size) {
+        String s = size.strip();
+        if (s.isEmpty()) throw new IllegalArgumentException("an empty size");
+        long unit = switch (Character.toUpperCase(s.charAt(s.length() - 1))) {
+            case 'K' -> 1L << 10;
+            case 'M' -> 1L << 20;
+            case 'G' -> 1L << 30;
+            case 'T' -> 1L << 40;
+            default -> 1;
+        };
+        String digits = unit == 1 ? s : s.substring(0, s.length() - 1);
+        try {
+            double value = Double.parseDouble(digits);
+            if (!(value > 0) || value * unit > Long.MAX_VALUE) throw new NumberFormatException();
+            return (long) (value * unit);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'" + size + "' is not a size (such as 12G, 512M or a number of bytes)");
+        }
+    }
+}
