@@ -1,57 +1,119 @@
 package jquant.quantize;
 
-import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@code y[i] = fma(a, x[i], y[i])}: the one inner loop of {@link InverseCholesky} and
- * {@link ErrorCompensatedRounding}. Every element gets one exactly rounded fused multiply-add, so
- * the SIMD kernel and its scalar twin give the same bits, and so do the algorithms built on them:
- * an element's updates always come in the algorithm's order, whatever the lanes or threads.
+ * The inner loops of {@link InverseCholesky} and {@link ErrorCompensatedRounding}: fused multiply-adds
+ * {@code y = fma(a, x, y)}, one row at a time ({@link #floats}) or a tile of rows at once ({@link #tile}).
+ * Every element gets one exactly rounded fused multiply-add per term, terms in the order the caller
+ * gives, so the SIMD kernel and its scalar twin give the same bits, and so do the algorithms built on
+ * them: an element's updates always come in the algorithm's order, whatever the lanes, tiles or threads.
  */
 public interface FusedAxpy {
 
-    void doubles(double a, double[] x, int xOffset, double[] y, int yOffset, int length);
-
+    /** {@code y[yOffset + i] = fma(a, x[xOffset + i], y[yOffset + i])} for {@code i < length}. */
     void floats(float a, float[] x, int xOffset, float[] y, int yOffset, int length);
+
+    /**
+     * A matrix product accumulated in place, term by term: for every row {@code r < rows} and column
+     * {@code c ∈ [from, to)}, {@code y[r][c] = fma(a[r][k], x[k][c], y[r][c])} for {@code k = 0 … depth−1}
+     * in that order, where {@code a[r][k] = a[aOffset + r·aStride + k]}, {@code x[k][c] = x[xOffset + k·xStride + c]}
+     * and {@code y[r][c] = y[yOffset + r·yStride + c]}. Each x row serves several rows of y from registers,
+     * which is what makes the blocked algorithms compute-bound rather than memory-bound.
+     */
+    void tile(float[] a, int aOffset, int aStride, float[] x, int xOffset, int xStride, float[] y, int yOffset, int yStride,
+              int rows, int depth, int from, int to);
 
     /** Plain loops over {@link Math#fma}: the oracle. */
     FusedAxpy SCALAR = new FusedAxpy() {
         @Override
-        public void doubles(double a, double[] x, int xOffset, double[] y, int yOffset, int length) {
-            for (int i = 0; i < length; i++) y[yOffset + i] = Math.fma(a, x[xOffset + i], y[yOffset + i]);
-        }
-
-        @Override
         public void floats(float a, float[] x, int xOffset, float[] y, int yOffset, int length) {
             for (int i = 0; i < length; i++) y[yOffset + i] = Math.fma(a, x[xOffset + i], y[yOffset + i]);
         }
-    };
-
-    /** The preferred species' lanes, the scalar twin for the tail. */
-    FusedAxpy VECTOR = new FusedAxpy() {
-        private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_PREFERRED;
-        private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
 
         @Override
-        public void doubles(double a, double[] x, int xOffset, double[] y, int yOffset, int length) {
-            DoubleVector av = DoubleVector.broadcast(DOUBLES, a);
-            int bound = DOUBLES.loopBound(length), i = 0;
-            for (; i < bound; i += DOUBLES.length()) {
-                DoubleVector.fromArray(DOUBLES, x, xOffset + i).fma(av, DoubleVector.fromArray(DOUBLES, y, yOffset + i)).intoArray(y, yOffset + i);
+        public void tile(float[] a, int aOffset, int aStride, float[] x, int xOffset, int xStride, float[] y, int yOffset, int yStride,
+                         int rows, int depth, int from, int to) {
+            for (int r = 0; r < rows; r++) {
+                for (int c = from; c < to; c++) {
+                    float acc = y[yOffset + r * yStride + c];
+                    for (int k = 0; k < depth; k++) acc = Math.fma(a[aOffset + r * aStride + k], x[xOffset + k * xStride + c], acc);
+                    y[yOffset + r * yStride + c] = acc;
+                }
             }
-            SCALAR.doubles(a, x, xOffset + i, y, yOffset + i, length - i);
         }
+    };
+
+    /** The preferred species' lanes, the scalar twin for the tails. */
+    FusedAxpy VECTOR = new FusedAxpy() {
+        private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
+        private static final int LANES = FLOATS.length();
 
         @Override
         public void floats(float a, float[] x, int xOffset, float[] y, int yOffset, int length) {
             FloatVector av = FloatVector.broadcast(FLOATS, a);
             int bound = FLOATS.loopBound(length), i = 0;
-            for (; i < bound; i += FLOATS.length()) {
+            for (; i < bound; i += LANES) {
                 FloatVector.fromArray(FLOATS, x, xOffset + i).fma(av, FloatVector.fromArray(FLOATS, y, yOffset + i)).intoArray(y, yOffset + i);
             }
             SCALAR.floats(a, x, xOffset + i, y, yOffset + i, length - i);
+        }
+
+        /** Four rows by two vectors of columns in registers; one row at a time for the rows left over. */
+        @Override
+        public void tile(float[] a, int aOffset, int aStride, float[] x, int xOffset, int xStride, float[] y, int yOffset, int yStride,
+                         int rows, int depth, int from, int to) {
+            int columnsEnd = from + (to - from) / (2 * LANES) * (2 * LANES);
+            int r = 0;
+            for (; r + 4 <= rows; r += 4) {
+                int a0 = aOffset + r * aStride, y0 = yOffset + r * yStride;
+                for (int c = from; c < columnsEnd; c += 2 * LANES) {
+                    FloatVector p0 = FloatVector.fromArray(FLOATS, y, y0 + c), q0 = FloatVector.fromArray(FLOATS, y, y0 + c + LANES);
+                    FloatVector p1 = FloatVector.fromArray(FLOATS, y, y0 + yStride + c), q1 = FloatVector.fromArray(FLOATS, y, y0 + yStride + c + LANES);
+                    FloatVector p2 = FloatVector.fromArray(FLOATS, y, y0 + 2 * yStride + c), q2 = FloatVector.fromArray(FLOATS, y, y0 + 2 * yStride + c + LANES);
+                    FloatVector p3 = FloatVector.fromArray(FLOATS, y, y0 + 3 * yStride + c), q3 = FloatVector.fromArray(FLOATS, y, y0 + 3 * yStride + c + LANES);
+                    for (int k = 0; k < depth; k++) {
+                        int xk = xOffset + k * xStride + c;
+                        FloatVector u = FloatVector.fromArray(FLOATS, x, xk), v = FloatVector.fromArray(FLOATS, x, xk + LANES);
+                        FloatVector b0 = FloatVector.broadcast(FLOATS, a[a0 + k]);
+                        p0 = u.fma(b0, p0);
+                        q0 = v.fma(b0, q0);
+                        FloatVector b1 = FloatVector.broadcast(FLOATS, a[a0 + aStride + k]);
+                        p1 = u.fma(b1, p1);
+                        q1 = v.fma(b1, q1);
+                        FloatVector b2 = FloatVector.broadcast(FLOATS, a[a0 + 2 * aStride + k]);
+                        p2 = u.fma(b2, p2);
+                        q2 = v.fma(b2, q2);
+                        FloatVector b3 = FloatVector.broadcast(FLOATS, a[a0 + 3 * aStride + k]);
+                        p3 = u.fma(b3, p3);
+                        q3 = v.fma(b3, q3);
+                    }
+                    p0.intoArray(y, y0 + c);
+                    q0.intoArray(y, y0 + c + LANES);
+                    p1.intoArray(y, y0 + yStride + c);
+                    q1.intoArray(y, y0 + yStride + c + LANES);
+                    p2.intoArray(y, y0 + 2 * yStride + c);
+                    q2.intoArray(y, y0 + 2 * yStride + c + LANES);
+                    p3.intoArray(y, y0 + 3 * yStride + c);
+                    q3.intoArray(y, y0 + 3 * yStride + c + LANES);
+                }
+            }
+            for (; r < rows; r++) {
+                int a0 = aOffset + r * aStride, y0 = yOffset + r * yStride;
+                for (int c = from; c < columnsEnd; c += 2 * LANES) {
+                    FloatVector p = FloatVector.fromArray(FLOATS, y, y0 + c), q = FloatVector.fromArray(FLOATS, y, y0 + c + LANES);
+                    for (int k = 0; k < depth; k++) {
+                        int xk = xOffset + k * xStride + c;
+                        FloatVector b = FloatVector.broadcast(FLOATS, a[a0 + k]);
+                        p = FloatVector.fromArray(FLOATS, x, xk).fma(b, p);
+                        q = FloatVector.fromArray(FLOATS, x, xk + LANES).fma(b, q);
+                    }
+                    p.intoArray(y, y0 + c);
+                    q.intoArray(y, y0 + c + LANES);
+                }
+            }
+            if (columnsEnd < to) SCALAR.tile(a, aOffset, aStride, x, xOffset, xStride, y, yOffset, yStride, rows, depth, columnsEnd, to);
         }
     };
 }

@@ -1,10 +1,10 @@
 package jquant.quantize;
 
+import jquant.core.WorkerPool;
 import jquant.quantize.SymmetricChannelQuantizer.QuantizedMatrix;
 import org.junit.jupiter.api.Test;
 
 import java.util.SplittableRandom;
-import java.util.concurrent.ForkJoinPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,25 +38,63 @@ class ErrorCompensatedRoundingTest {
         return total;
     }
 
+    /**
+     * GPTQ written the plain way, one row and one column at a time, each error spread at once over every
+     * later column, and H·v summed row of H by row: the blocked, tiled code must give the same bits.
+     */
+    static QuantizedMatrix columnAtATime(float[] matrix, int rows, int cols, byte[] bits, ErrorCompensatedRounding.Hessian hessian) {
+        float[] u = hessian.inverseFactor(), h = hessian.moment();
+        byte[] values = new byte[matrix.length];
+        float[] scales = new float[rows];
+        for (int r = 0; r < rows; r++) {
+            int offset = r * cols;
+            SymmetricChannelQuantizer.QuantizedRow nearest = SymmetricChannelQuantizer.quantizeRow(matrix, offset, cols, bits[r], r);
+            if (nearest.scale() == 0) {
+                System.arraycopy(nearest.values(), 0, values, offset, cols);
+                continue;
+            }
+            GridKernel.Shape shape = GridKernel.Shape.of(bits[r]);
+            float spacing = SymmetricChannelQuantizer.chooseGrid(matrix, offset, cols, bits[r], SymmetricChannelQuantizer.maxAbs(matrix, offset, cols, r),
+                    SymmetricChannelQuantizer.energy(matrix, offset, cols)).inverseSpacing();
+            float[] w = java.util.Arrays.copyOfRange(matrix, offset, offset + cols);
+            for (int j = 0; j < cols; j++) {
+                int v = GridKernel.code(shape, w[j], spacing);
+                values[offset + j] = (byte) v;
+                float e = (w[j] - nearest.scale() * v) / u[j * cols + j];
+                for (int k = j + 1; k < cols; k++) w[k] = Math.fma(-e, u[j * cols + k], w[k]);
+            }
+            double wHv = 0, vHv = 0;
+            for (int k = 0; k < cols; k++) {
+                float hv = 0;
+                for (int j = 0; j < cols; j++) hv = Math.fma((float) values[offset + j], h[j * cols + k], hv);
+                wHv += matrix[offset + k] * (double) hv;
+                vHv += values[offset + k] * (double) hv;
+            }
+            float scale = vHv > 0 ? (float) (wHv / vHv) : 0;
+            scales[r] = scale > 0 && Float.isFinite(scale) ? scale : nearest.scale();
+        }
+        return new QuantizedMatrix(rows, cols, bits, values, scales);
+    }
+
     @Test
-    void simdKernelScalarTwinAndThreadCountGiveTheSameBits() throws Exception {
+    void blockedRoundingIsTheColumnLoopBitForBitOnEveryKernelAndThreadCount() {
         SplittableRandom random = new SplittableRandom(21);
-        for (int[] shape : new int[][] {{1, 5}, {9, 33}, {40, 130}}) {
+        for (int[] shape : new int[][] {{1, 5}, {9, 33}, {40, 130}, {70, 300}}) {
             int rows = shape[0], cols = shape[1];
             float[] w = GreedyBitAllocatorTest.randomMatrix(random, rows, cols);
             byte[] bits = widths(random, rows);
             var hessian = ErrorCompensatedRounding.Hessian.of(correlatedMoment(random, cols, 2 * cols), cols);
+            QuantizedMatrix expected = columnAtATime(w, rows, cols, bits, hessian);
             QuantizedMatrix simd = ErrorCompensatedRounding.quantize(w, rows, cols, bits, hessian, FusedAxpy.VECTOR);
             QuantizedMatrix scalar = ErrorCompensatedRounding.quantize(w, rows, cols, bits, hessian, FusedAxpy.SCALAR);
-            assertThat(simd.values()).isEqualTo(scalar.values());
-            assertThat(simd.scales()).isEqualTo(scalar.scales());
-            ForkJoinPool single = new ForkJoinPool(1);
-            try {
-                QuantizedMatrix oneThread = single.submit(() -> ErrorCompensatedRounding.quantize(w, rows, cols, bits, hessian)).get();
-                assertThat(oneThread.values()).isEqualTo(simd.values());
-                assertThat(oneThread.scales()).isEqualTo(simd.scales());
-            } finally {
-                single.shutdown();
+            assertThat(simd.values()).as("%d×%d", rows, cols).isEqualTo(expected.values());
+            assertThat(simd.scales()).as("%d×%d", rows, cols).isEqualTo(expected.scales());
+            assertThat(scalar.values()).isEqualTo(expected.values());
+            assertThat(scalar.scales()).isEqualTo(expected.scales());
+            try (WorkerPool one = new WorkerPool(1)) {
+                QuantizedMatrix oneThread = one.call(() -> ErrorCompensatedRounding.quantize(w, rows, cols, bits, hessian));
+                assertThat(oneThread.values()).isEqualTo(expected.values());
+                assertThat(oneThread.scales()).isEqualTo(expected.scales());
             }
         }
     }
