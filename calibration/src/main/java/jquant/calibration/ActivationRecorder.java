@@ -17,14 +17,15 @@ import java.util.SplittableRandom;
  * each product first runs unchanged, then its input rows {@code x} and output rows {@code o} are
  * folded into running statistics. The forward pass is not touched. The first member of each
  * {@link LinearGroup} records the shared input (S_I, Σx², a reservoir sample of rows and, when asked,
- * Σx·xᵀ); every layer records its own S_O.
+ * Σx·xᵀ) from its first product on, until the calibrator {@link #take}s them: run one layer at a time,
+ * only one layer's statistics exist at once. Every layer records its own S_O.
  *
  * <p>The sample is reservoir sampling (Algorithm R) over the input rows in the order the model
  * produces them, seeded per group, so the same text and seed always give the same sample.
  *
- * <p>Σx·xᵀ is summed in float32, as GPTQ sums its Hessian: entry (i, j ≥ i) of one row i at a time,
- * each entry over the tokens in order ({@link FusedAxpy}), so the sums do not depend on how the
- * rows are dealt out over threads; the lower triangle is mirrored at the end.
+ * <p>Σx·xᵀ is summed in float32, as GPTQ sums its Hessian, into its upper triangle only (row i:
+ * columns i … D−1, {@link SecondMoment}): one row i at a time, each entry over the tokens in order
+ * ({@link FusedAxpy}), so the sums do not depend on how the rows are dealt out over threads.
  */
 final class ActivationRecorder implements LinearWeightsFactory {
 
@@ -36,7 +37,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
         long rows;
         final float[] sample;
         final int sampleCapacity;
-        /** Σ x·xᵀ, upper triangle, row-major D×D; null unless second moments are recorded. */
+        /** Σ x·xᵀ, its upper triangle row by row; null unless second moments are recorded. */
         private final float[] sumOuter;
         private final Compute compute;
         private final SplittableRandom random;
@@ -47,7 +48,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
             this.sumSquares = new double[channels];
             this.sampleCapacity = sampleCapacity;
             this.sample = new float[sampleCapacity * channels];
-            this.sumOuter = secondMoments ? new float[channels * channels] : null;
+            this.sumOuter = secondMoments ? new float[Math.toIntExact(SecondMoment.triangleSize(channels))] : null;
             this.compute = compute;
             this.random = new SplittableRandom(seed);
         }
@@ -71,24 +72,17 @@ final class ActivationRecorder implements LinearWeightsFactory {
             int d = channels;
             compute.pool().forRange(d, (long) n * d / 2, (worker, start, end) -> {
                 for (int i = start; i < end; i++) {
-                    for (int t = 0; t < n; t++) FusedAxpy.VECTOR.floats(x[t * d + i], x, t * d + i, sumOuter, i * d + i, d - i);
+                    int row = (int) SecondMoment.rowStart(d, i);
+                    for (int t = 0; t < n; t++) FusedAxpy.VECTOR.floats(x[t * d + i], x, t * d + i, sumOuter, row, d - i);
                 }
             });
         }
 
-        /** E[x·xᵀ] (row-major D×D, symmetric), or null if it was not recorded. */
-        float[] meanSecondMoment() {
+        /** E[x·xᵀ], divided in place of the sums (these stats take no more rows after), or null if it was not recorded. */
+        SecondMoment meanSecondMoment() {
             if (sumOuter == null) return null;
-            int d = channels;
-            float[] m = new float[d * d];
-            for (int i = 0; i < d; i++) {
-                for (int j = i; j < d; j++) {
-                    float v = (float) (sumOuter[i * d + j] / (double) rows);
-                    m[i * d + j] = v;
-                    m[j * d + i] = v;
-                }
-            }
-            return m;
+            for (int i = 0; i < sumOuter.length; i++) sumOuter[i] = (float) (sumOuter[i] / (double) rows);
+            return new SecondMoment.Held(channels, sumOuter);
         }
 
         /** Rows held in the sample: min(rows seen, capacity). */
@@ -122,14 +116,10 @@ final class ActivationRecorder implements LinearWeightsFactory {
         LinearWeights dense = LinearWeightsFactory.inPlace(compute).create(kind, layer, tensor);
         LinearGroup group = LinearGroup.of(kind);
         String groupName = group.canonicalName(layer);
-        InputStats in = null;
-        if (group.members().getFirst() == kind) {
-            in = new InputStats(tensor.cols(), sampleRows, seed * 1_000_003L + groupName.hashCode(), secondMoments, compute);
-            inputs.put(groupName, in);
-        }
+        boolean recordsInput = group.members().getFirst() == kind;
+        long groupSeed = seed * 1_000_003L + groupName.hashCode();
         float[] outMax = new float[tensor.rows()];
         outputs.put(CalibrationStats.tensorName(kind, layer), outMax);
-        InputStats input = in;
         return new LinearWeights() {
             @Override
             public int inFeatures() { return dense.inFeatures(); }
@@ -140,7 +130,9 @@ final class ActivationRecorder implements LinearWeightsFactory {
             @Override
             public void matmul(float[] x, int n, float[] out) {
                 dense.matmul(x, n, out);
-                if (input != null) input.add(x, n);
+                if (recordsInput) {
+                    inputs.computeIfAbsent(groupName, g -> new InputStats(tensor.cols(), sampleRows, groupSeed, secondMoments, compute)).add(x, n);
+                }
                 int c = outMax.length;
                 for (int t = 0; t < n; t++) {
                     for (int i = 0; i < c; i++) outMax[i] = Math.max(outMax[i], Math.abs(out[t * c + i]));
@@ -149,10 +141,10 @@ final class ActivationRecorder implements LinearWeightsFactory {
         };
     }
 
-    /** The input statistics of one group instance. */
-    InputStats input(LinearGroup group, int layer) {
-        InputStats s = inputs.get(group.canonicalName(layer));
-        if (s == null) throw new IllegalStateException("no recorder for " + group.canonicalName(layer));
+    /** The input statistics of one group instance, handed over: the recorder forgets them. */
+    InputStats take(LinearGroup group, int layer) {
+        InputStats s = inputs.remove(group.canonicalName(layer));
+        if (s == null) throw new IllegalStateException("no input of " + group.canonicalName(layer) + " was recorded");
         return s;
     }
 

@@ -130,6 +130,7 @@ public final class BitAllocation {
             tables.add(options.outputWeighted() ? table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
                     smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare())) : table);
             progress.update(tables.size(), linears.size());
+            t.unload();
         }
         return switch (options.scope()) {
             case TENSOR -> tables.stream().map(table -> GreedyBitAllocator.allocate(table, options.budget())).toList();

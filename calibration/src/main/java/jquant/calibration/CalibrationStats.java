@@ -43,7 +43,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
                         + ", not for the run's " + budgets);
             }
         }
-        if (groups.stream().map(g -> g.inputSecondMoment() != null).distinct().count() > 1) {
+        if (groups.stream().map(g -> g.secondMoment() != null).distinct().count() > 1) {
             throw new IllegalArgumentException("E[x·xᵀ] was recorded for some groups but not for others");
         }
         SequencedMap<String, float[]> copy = new LinkedHashMap<>();
@@ -88,7 +88,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
 
     /** Whether calibration recorded E[x·xᵀ] of every group, which GPTQ rounding needs. */
     public boolean hasSecondMoments() {
-        return groups.getFirst().inputSecondMoment() != null;
+        return groups.getFirst().secondMoment() != null;
     }
 
     /** {@code 3, 4, 4.5}: budgets as a person writes them. */

@@ -5,7 +5,10 @@ import jquant.formats.DType;
 import jquant.formats.InputFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.formats.LlamaLayout;
+import jquant.formats.ModelConfig;
 import jquant.formats.gguf.GgufFile;
+import jquant.formats.gguf.GgufTensorInfo;
 import jquant.formats.gguf.GgufType;
 import jquant.formats.gguf.GgufValue;
 import jquant.formats.gguf.GgufWriter;
@@ -30,7 +33,7 @@ import java.util.zip.CRC32C;
  * <pre>
  *  metadata
  *    general.architecture                = "jquant-calibration"
- *    jquant.calibration.version          = 3                 (UINT32)
+ *    jquant.calibration.version          = 4                 (UINT32)
  *    jquant.calibration.fingerprint      = "3f2a…"           {@link ModelFingerprint} of the model (64 hex digits)
  *    jquant.calibration.model            = "stories260K.bin" file name, for display
  *    jquant.calibration.tokens           = 4096              (UINT32) tokens run
@@ -43,17 +46,26 @@ import java.util.zip.CRC32C;
  *    jquant.calibration.alpha_error.g      (ARRAY of FLOAT64) output error at α
  *    jquant.calibration.unsmoothed_error.g (ARRAY of FLOAT64) output error at α = 0
  *    jquant.calibration.x_max.g            (FLOAT32) max |x| of the whole input tensor = max of g.s_in (checked on read)
- *  tensors (F32)
- *    g.s_in      [D]      S_I: max |x| per input channel
- *    g.x2_mean   [D]      E[x²] per input channel
- *    g.xx_mean   [D, D]   E[x·xᵀ], only when calibration recorded it (calibrate --second-moments)
- *    t.s_out     [C]      S_O: max |o| per output channel of linear layer t (blk.L.attn_q, …, output)
+ *    jquant.calibration.xx_crc.g           (UINT32) CRC32C of g.xx_mean's bytes, only with g.xx_mean
+ *  tensors (F32), per group in forward order
+ *    g.s_in      [D]           S_I: max |x| per input channel
+ *    g.x2_mean   [D]           E[x²] per input channel
+ *    g.xx_mean   [D(D+1)/2]    E[x·xᵀ], its upper triangle row by row (row i: columns i … D−1), only when
+ *                              calibration recorded it (calibrate --second-moments)
+ *    t.s_out     [C]           S_O: max |o| per output channel of each member t of g (blk.L.attn_q, …, output)
  *  last metadata entry
- *    jquant.calibration.checksum         (UINT32) CRC32C of everything else, last ({@link #checksum})
+ *    jquant.calibration.checksum         (UINT32) CRC32C of everything else but the xx_mean bytes, which
+ *                                        their xx_crc entries stand for ({@link #checksum})
  * </pre>
- * Reading checks the architecture, version, the checksum and that every group and layer of the model is
- * present. Older versions still read:
+ * The file is written as calibration goes, one layer's groups at a time ({@link Writer}): the header
+ * first with placeholder values, each group's tensors when its layer is done, the α, errors and
+ * checksums over the placeholders last. Reading checks the architecture, version, the checksum and that
+ * every group and layer of the model is present; it leaves each E[x·xᵀ] in the file ({@link
+ * SecondMoment.Stored}), read and checked against its xx_crc when pack asks for that group. Older
+ * versions still read:
  * <pre>
+ *  version 3  as version 4, but g.xx_mean is the whole matrix [D, D], no xx_crc entries, the s_out tensors
+ *             after all groups, and the checksum covers every byte (checked when the file is read)
  *  version 2  as version 3 but one α per group searched at one uniform width, not one per budget:
  *    jquant.calibration.reference_bits   = 5                 (UINT32) weight width of the α search, instead of budgets
  *    jquant.calibration.alpha.g            (FLOAT32) chosen α
@@ -69,41 +81,213 @@ import java.util.zip.CRC32C;
  */
 public final class CalibrationStatsFile {
     public static final String ARCHITECTURE = "jquant-calibration";
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
+    /** E[x·xᵀ] as the whole D×D matrix, every byte under the file's checksum. */
+    static final int SQUARE_MOMENT_VERSION = 3;
     /** One α per group, searched at {@code reference_bits}, with the checksum. */
     static final int SINGLE_ALPHA_VERSION = 2;
     /** The version before the checksum; read without one (one α per group, like version 2). */
     static final int UNCHECKED_VERSION = 1;
     static final String CHECKSUM_KEY = "jquant.calibration.checksum";
     static final String PREFIX = "jquant.calibration.";
+    private static final String MOMENT_SUFFIX = ".xx_mean";
+    /** Floats converted per write of a moment's bytes. */
+    private static final int CHUNK = 1 << 20;
 
     private CalibrationStatsFile() {}
 
-    /** Writes {@code stats} to a temporary file beside {@code target}, renamed over it when complete. */
+    /**
+     * What a stats file says of its whole run.
+     *
+     * @param fingerprint  {@link ModelFingerprint#of} the calibrated model
+     * @param model        the checkpoint's file name, for display
+     * @param tokens       calibration tokens run
+     * @param sampleTokens input rows per group the α search used
+     * @param budgets      the budgets α is searched for, ascending
+     */
+    public record Header(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets) {
+        public Header {
+            budgets = List.copyOf(budgets);
+        }
+    }
+
+    /**
+     * One group's place in the file: what its tensors will hold, known before it is calibrated.
+     *
+     * @param outputs each member's output channels (S_O lengths), keyed by {@link CalibrationStats#tensorName}
+     */
+    record Slot(LinearGroup group, int layer, int channels, SequencedMap<String, Integer> outputs, boolean secondMoment) {
+        String name() { return group.canonicalName(layer); }
+    }
+
+    /** The groups of a model of {@code config}, in forward order, as calibration fills them. */
+    static List<Slot> slots(ModelConfig config, boolean secondMoments) {
+        List<Slot> slots = new ArrayList<>();
+        for (int layer = 0; layer < config.layers(); layer++) {
+            for (LinearGroup g : LinearGroup.values()) if (g.perLayer()) slots.add(slot(config, g, layer, secondMoments));
+        }
+        slots.add(slot(config, LinearGroup.HEAD, 0, secondMoments));
+        return slots;
+    }
+
+    private static Slot slot(ModelConfig config, LinearGroup g, int layer, boolean secondMoments) {
+        SequencedMap<String, Integer> outputs = new LinkedHashMap<>();
+        for (TensorKind kind : g.members()) outputs.put(CalibrationStats.tensorName(kind, layer), (int) LlamaLayout.expectedShape(kind, config)[0]);
+        return new Slot(g, layer, (int) LlamaLayout.expectedShape(g.members().getFirst(), config)[1], outputs, secondMoments);
+    }
+
+    /** Writes {@code stats} (reading each group's E[x·xᵀ] from where it lies) to {@code target}, which appears when complete. */
     public static void write(CalibrationStats stats, Path target) throws IOException {
+        List<Slot> slots = new ArrayList<>();
+        for (GroupStats g : stats.groups()) {
+            SequencedMap<String, Integer> outputs = new LinkedHashMap<>();
+            for (TensorKind kind : g.group().members()) {
+                String name = CalibrationStats.tensorName(kind, g.layer());
+                outputs.put(name, stats.outputMax().get(name).length);
+            }
+            slots.add(new Slot(g.group(), g.layer(), g.channels(), outputs, g.secondMoment() != null));
+        }
+        try (Writer w = new Writer(target, new Header(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.budgets()), slots)) {
+            for (GroupStats g : stats.groups()) w.write(g, stats.outputMax());
+            w.finish();
+        }
+    }
+
+    /**
+     * A stats file written group by group as calibration finishes them, so that no more than one layer's
+     * statistics are ever in memory: the tensor table and placeholder metadata first ({@link
+     * GgufWriter.Stream}), then each group's tensors in {@link #slots} order, then the metadata that
+     * depends on them. The file appears at its target only when {@link #finish}ed.
+     */
+    public static final class Writer implements AutoCloseable {
+        private final Header header;
+        private final List<Slot> slots;
+        private final GgufWriter.Stream out;
+        private final List<GroupStats> written = new ArrayList<>();
+        private final List<Long> momentCrcs = new ArrayList<>();
+        /** Every tensor but the moments, for the checksum at the end (vectors: small). */
+        private final List<Tensor> vectors = new ArrayList<>();
+
+        Writer(Path target, Header header, List<Slot> slots) throws IOException {
+            this.header = header;
+            this.slots = List.copyOf(slots);
+            this.out = new GgufWriter.Stream(target, metadata(header, this.slots, List.of(), List.of()), table(this.slots));
+        }
+
+        /** Opens {@code target} for the stats of a model of {@code config}. */
+        public static Writer open(Path target, Header header, ModelConfig config, boolean secondMoments) throws IOException {
+            return new Writer(target, header, slots(config, secondMoments));
+        }
+
+        /** Writes the next group (in forward order) and its members' S_O from {@code outputMax}. */
+        public void write(GroupStats g, java.util.Map<String, float[]> outputMax) throws IOException {
+            Slot slot = slots.get(written.size());
+            if (slot.group() != g.group() || slot.layer() != g.layer() || slot.channels() != g.channels() || slot.secondMoment() != (g.secondMoment() != null)) {
+                throw new IllegalStateException("group " + g.name() + " written where the file expects " + slot.name());
+            }
+            if (!g.alphas().stream().map(GroupStats.SearchedAlpha::budget).toList().equals(header.budgets())) {
+                throw new IllegalArgumentException(g.name() + ": α searched for other budgets than the file's " + header.budgets());
+            }
+            vector(g.name() + ".s_in", g.inputMax());
+            vector(g.name() + ".x2_mean", g.inputMeanSquare());
+            if (g.secondMoment() != null) momentCrcs.add(writeMoment(g.secondMoment()));
+            for (var member : slot.outputs().entrySet()) {
+                float[] sOut = outputMax.get(member.getKey());
+                if (sOut == null || sOut.length != member.getValue()) {
+                    throw new IllegalArgumentException(member.getKey() + ": S_O has " + (sOut == null ? "no" : sOut.length) + " channels, expected " + member.getValue());
+                }
+                vector(stripWeight(member.getKey()) + ".s_out", sOut);
+            }
+            written.add(g);
+        }
+
+        private void vector(String name, float[] values) throws IOException {
+            Tensor t = CalibrationStatsFile.vector(name, values);
+            vectors.add(t);
+            out.write(GgufWriter.PendingTensor.of(t).bytes());
+        }
+
+        /** The upper triangle, little-endian float32, in chunks; returns its CRC32C. */
+        private long writeMoment(SecondMoment moment) throws IOException {
+            float[] triangle = moment instanceof SecondMoment.Held held ? held.triangle() : moment.upperTriangle();
+            CRC32C crc = new CRC32C();
+            ByteBuffer chunk = ByteBuffer.allocateDirect(4 * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+            out.write(channel -> {
+                for (int at = 0; at < triangle.length; at += CHUNK) {
+                    int n = Math.min(CHUNK, triangle.length - at);
+                    chunk.clear();
+                    chunk.asFloatBuffer().put(triangle, at, n);
+                    chunk.limit(4 * n);
+                    crc.update(chunk.duplicate());
+                    GgufWriter.writeFully(channel, chunk);
+                }
+            });
+            return crc.getValue();
+        }
+
+        /** Writes the final metadata over the placeholder and puts the file in place. */
+        public void finish() throws IOException {
+            if (written.size() != slots.size()) throw new IllegalStateException((slots.size() - written.size()) + " groups are not written");
+            SequencedMap<String, GgufValue> meta = metadata(header, slots, written, momentCrcs);
+            meta.put(CHECKSUM_KEY, GgufValue.uint32(checksum(meta, table(slots), vectors)));
+            out.finish(meta);
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.close();
+        }
+    }
+
+    /** The tensor table of {@code slots}: per group s_in, x2_mean, xx_mean (if recorded), each member's s_out. */
+    private static List<GgufWriter.PendingTensor> table(List<Slot> slots) {
+        List<GgufWriter.PendingTensor> table = new ArrayList<>();
+        for (Slot s : slots) {
+            table.add(entry(s.name() + ".s_in", s.channels()));
+            table.add(entry(s.name() + ".x2_mean", s.channels()));
+            if (s.secondMoment()) table.add(entry(s.name() + MOMENT_SUFFIX, SecondMoment.triangleSize(s.channels())));
+            s.outputs().forEach((name, rows) -> table.add(entry(stripWeight(name) + ".s_out", rows)));
+        }
+        return table;
+    }
+
+    private static GgufWriter.PendingTensor entry(String name, long length) {
+        return new GgufWriter.PendingTensor(name, new long[] {length}, DType.F32, channel -> {
+            throw new IllegalStateException("tensor " + name + " is written by the stats writer");
+        });
+    }
+
+    /**
+     * The metadata: the run's, then per group α, errors, x_max and the moment's CRC. Groups not written
+     * yet (all of them in the placeholder) get zeros of the same types and lengths, so that the final
+     * metadata takes exactly the placeholder's bytes.
+     */
+    private static SequencedMap<String, GgufValue> metadata(Header h, List<Slot> slots, List<GroupStats> groups, List<Long> momentCrcs) {
         SequencedMap<String, GgufValue> meta = new LinkedHashMap<>();
         meta.put("general.architecture", GgufValue.string(ARCHITECTURE));
         meta.put(PREFIX + "version", GgufValue.uint32(VERSION));
-        meta.put(PREFIX + "fingerprint", GgufValue.string(stats.fingerprint()));
-        meta.put(PREFIX + "model", GgufValue.string(stats.model()));
-        meta.put(PREFIX + "tokens", GgufValue.uint32(stats.tokens()));
-        meta.put(PREFIX + "sample_tokens", GgufValue.uint32(stats.sampleTokens()));
-        meta.put(PREFIX + "budgets", doubles(stats.budgets()));
+        meta.put(PREFIX + "fingerprint", GgufValue.string(h.fingerprint()));
+        meta.put(PREFIX + "model", GgufValue.string(h.model()));
+        meta.put(PREFIX + "tokens", GgufValue.uint32(h.tokens()));
+        meta.put(PREFIX + "sample_tokens", GgufValue.uint32(h.sampleTokens()));
+        meta.put(PREFIX + "budgets", doubles(h.budgets()));
         meta.put(PREFIX + "beta", GgufValue.float32(CalibrationStats.BETA));
-        List<Tensor> tensors = new ArrayList<>();
-        for (GroupStats g : stats.groups()) {
-            meta.put(PREFIX + "alpha." + g.name(), GgufValue.array(GgufType.FLOAT32,
-                    g.alphas().stream().map(a -> GgufValue.float32(a.alpha())).toList()));
-            meta.put(PREFIX + "alpha_error." + g.name(), doubles(g.alphas().stream().map(GroupStats.SearchedAlpha::error).toList()));
-            meta.put(PREFIX + "unsmoothed_error." + g.name(), doubles(g.alphas().stream().map(GroupStats.SearchedAlpha::unsmoothedError).toList()));
-            meta.put(PREFIX + "x_max." + g.name(), GgufValue.float32(g.inputRange()));
-            tensors.add(vector(g.name() + ".s_in", g.inputMax()));
-            tensors.add(vector(g.name() + ".x2_mean", g.inputMeanSquare()));
-            if (g.inputSecondMoment() != null) tensors.add(matrix(g.name() + ".xx_mean", g.inputSecondMoment(), g.channels()));
+        int moments = 0;
+        for (int i = 0; i < slots.size(); i++) {
+            Slot s = slots.get(i);
+            GroupStats g = i < groups.size() ? groups.get(i) : null;
+            List<GroupStats.SearchedAlpha> alphas = g != null ? g.alphas()
+                    : h.budgets().stream().map(b -> new GroupStats.SearchedAlpha(b, 0f, 0, 0)).toList();
+            meta.put(PREFIX + "alpha." + s.name(), GgufValue.array(GgufType.FLOAT32, alphas.stream().map(a -> GgufValue.float32(a.alpha())).toList()));
+            meta.put(PREFIX + "alpha_error." + s.name(), doubles(alphas.stream().map(GroupStats.SearchedAlpha::error).toList()));
+            meta.put(PREFIX + "unsmoothed_error." + s.name(), doubles(alphas.stream().map(GroupStats.SearchedAlpha::unsmoothedError).toList()));
+            meta.put(PREFIX + "x_max." + s.name(), GgufValue.float32(g != null ? g.inputRange() : 0f));
+            if (s.secondMoment()) {
+                meta.put(PREFIX + "xx_crc." + s.name(), GgufValue.uint32(g != null ? momentCrcs.get(moments++) : 0));
+            }
         }
-        stats.outputMax().forEach((name, v) -> tensors.add(vector(stripWeight(name) + ".s_out", v)));
-        meta.put(CHECKSUM_KEY, GgufValue.uint32(checksum(meta, tensors)));
-        GgufWriter.write(target, meta, tensors);
+        meta.put(CHECKSUM_KEY, GgufValue.uint32(0));
+        return meta;
     }
 
     /** Whether {@code file} is a GGUF file whose architecture is {@value #ARCHITECTURE}. */
@@ -135,21 +319,41 @@ public final class CalibrationStatsFile {
     }
 
     /**
-     * CRC32C of a stats file's content but the checksum itself: each metadata key, type and value (floats
-     * by their bits) in order, then each tensor's name, shape and bytes. Computed on the values, not the
-     * file's bytes, so that it is the same however a GGUF writer lays them out.
+     * Version 4's checksum: CRC32C of the content but the checksum itself and the moments' bytes (which
+     * their xx_crc entries stand for): each metadata key, type and value (floats by their bits) in order,
+     * then each table entry's name, type and shape, and the bytes of every vector. Computed on the values,
+     * not the file's bytes, so that it is the same however a GGUF writer lays them out.
      */
-    static long checksum(SequencedMap<String, GgufValue> meta, List<Tensor> tensors) {
-        CRC32C crc = new CRC32C();
-        meta.forEach((key, v) -> {
-            if (key.equals(CHECKSUM_KEY)) return;
-            crc.update((key + "\0" + v.type().id() + "\0" + canonical(v.value()) + "\0").getBytes(StandardCharsets.UTF_8));
-        });
+    static long checksum(SequencedMap<String, GgufValue> meta, List<GgufWriter.PendingTensor> table, List<Tensor> vectors) {
+        CRC32C crc = metadataCrc(meta);
+        for (GgufWriter.PendingTensor t : table) {
+            crc.update((t.name() + "\0" + t.dtype() + "\0" + shapeString(t.shape()) + "\0").getBytes(StandardCharsets.UTF_8));
+        }
+        for (Tensor t : vectors) crc.update(t.data().asByteBuffer());
+        return crc.getValue();
+    }
+
+    /** Versions 2 and 3: as above, each tensor's name, type, shape and bytes in file order, every byte included. */
+    static long checksumOfEverything(SequencedMap<String, GgufValue> meta, List<Tensor> tensors) {
+        CRC32C crc = metadataCrc(meta);
         for (Tensor t : tensors) {
             crc.update((t.name() + "\0" + t.dtype() + "\0" + t.shapeString() + "\0").getBytes(StandardCharsets.UTF_8));
             crc.update(t.data().asByteBuffer());
         }
         return crc.getValue();
+    }
+
+    private static String shapeString(long[] shape) {
+        return String.join("×", java.util.Arrays.stream(shape).mapToObj(Long::toString).toList());
+    }
+
+    private static CRC32C metadataCrc(SequencedMap<String, GgufValue> meta) {
+        CRC32C crc = new CRC32C();
+        meta.forEach((key, v) -> {
+            if (key.equals(CHECKSUM_KEY)) return;
+            crc.update((key + "\0" + v.type().id() + "\0" + canonical(v.value()) + "\0").getBytes(StandardCharsets.UTF_8));
+        });
+        return crc;
     }
 
     private static String canonical(Object value) {
@@ -168,25 +372,27 @@ public final class CalibrationStatsFile {
                     + (arch == null ? "missing" : arch.value()) + ", expected \"" + ARCHITECTURE + "\")");
         }
         long version = meta(meta, "version").asLong();
-        if (version != VERSION && version != SINGLE_ALPHA_VERSION && version != UNCHECKED_VERSION) {
+        if (version < UNCHECKED_VERSION || version > VERSION) {
             throw new IllegalArgumentException("calibration stats version " + version + " is not supported (" + UNCHECKED_VERSION + " to " + VERSION + " are)");
         }
+        SequencedMap<String, Tensor> tensors = gguf.tensors();
         if (version != UNCHECKED_VERSION) {
             GgufValue stored = meta.get(CHECKSUM_KEY);
             if (stored == null || stored.type() != GgufType.UINT32) {
                 throw new IllegalArgumentException("metadata " + CHECKSUM_KEY + " (UINT32) is missing");
             }
-            long actual = checksum(meta, List.copyOf(gguf.tensors().values()));
+            long actual = version == VERSION ? checksumOfFile(meta, gguf) : checksumOfEverything(meta, List.copyOf(tensors.values()));
             if (stored.asLong() != actual) {
                 throw new IllegalArgumentException(String.format("checksum mismatch: the file says %08x, its content gives %08x (the file was changed or damaged)",
                         stored.asLong(), actual));
             }
         }
-        boolean perBudget = version == VERSION;
+        boolean perBudget = version >= SQUARE_MOMENT_VERSION;
         List<Double> budgets = perBudget ? doubles(meta(meta, "budgets"), "budgets") : List.of((double) referenceBits(meta));
+        java.util.Map<String, Long> offsets = new java.util.HashMap<>();
+        for (GgufTensorInfo info : gguf.tensorInfos()) offsets.put(info.name(), gguf.dataOffset() + info.offset());
         List<GroupStats> groups = new ArrayList<>();
         SequencedMap<String, float[]> outputMax = new LinkedHashMap<>();
-        SequencedMap<String, Tensor> tensors = gguf.tensors();
         for (String key : meta.keySet()) {
             if (!key.startsWith(PREFIX + "alpha.")) continue;
             String name = key.substring((PREFIX + "alpha.").length());
@@ -195,9 +401,11 @@ public final class CalibrationStatsFile {
                     : List.of(new GroupStats.SearchedAlpha(budgets.getFirst(), meta(meta, "alpha." + name).asFloat(),
                             meta(meta, "alpha_error." + name).asDouble(), meta(meta, "unsmoothed_error." + name).asDouble()));
             float[] sIn = floats(tensors, name + ".s_in");
-            Tensor moment = perBudget ? tensors.get(name + ".xx_mean") : null;
-            GroupStats g = new GroupStats(id.group, id.layer, sIn, floats(tensors, name + ".x2_mean"), alphas,
-                    moment == null ? null : matrixFloats(moment, sIn.length));
+            Tensor moment = perBudget ? tensors.get(name + MOMENT_SUFFIX) : null;
+            SecondMoment secondMoment = moment == null ? null : version == VERSION
+                    ? new SecondMoment.Stored(gguf.path(), offsets.get(moment.name()), triangleChannels(moment, sIn.length), false, meta(meta, "xx_crc." + name).asLong())
+                    : new SecondMoment.Stored(gguf.path(), offsets.get(moment.name()), squareChannels(moment, sIn.length), true, -1);
+            GroupStats g = new GroupStats(id.group, id.layer, sIn, floats(tensors, name + ".x2_mean"), alphas, secondMoment);
             float xMax = meta(meta, "x_max." + name).asFloat();
             if (xMax != g.inputRange()) throw new IllegalArgumentException(name + ": x_max " + xMax + " is not the largest s_in (" + g.inputRange() + ")");
             groups.add(g);
@@ -209,6 +417,17 @@ public final class CalibrationStatsFile {
         if (groups.isEmpty()) throw new IllegalArgumentException("no group statistics in the file");
         return new CalibrationStats(meta(meta, "fingerprint").asString(), meta(meta, "model").asString(),
                 meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax);
+    }
+
+    /** Version 4's checksum of a file as read: its table in file order, the bytes of every tensor but the moments. */
+    private static long checksumOfFile(SequencedMap<String, GgufValue> meta, GgufFile gguf) {
+        List<GgufWriter.PendingTensor> table = new ArrayList<>();
+        List<Tensor> vectors = new ArrayList<>();
+        for (Tensor t : gguf.tensors().values()) {
+            table.add(new GgufWriter.PendingTensor(t.name(), t.shape(), t.dtype(), channel -> {}));
+            if (!t.name().endsWith(MOMENT_SUFFIX)) vectors.add(t);
+        }
+        return checksum(meta, table, vectors);
     }
 
     private static List<GroupStats.SearchedAlpha> searchedAlphas(SequencedMap<String, GgufValue> meta, String name, List<Double> budgets) {
@@ -272,12 +491,23 @@ public final class CalibrationStatsFile {
         return t.toFloats();
     }
 
-    private static float[] matrixFloats(Tensor t, int channels) {
+    /** Version 4: a moment is the F32 vector [D(D+1)/2] of a group of D channels. */
+    private static int triangleChannels(Tensor t, int channels) {
+        long[] shape = t.shape();
+        if (t.dtype() != DType.F32 || shape.length != 1 || shape[0] != SecondMoment.triangleSize(channels)) {
+            throw new IllegalArgumentException("tensor " + t.name() + " is " + t.dtype() + " " + t.shapeString() + ", expected F32 ["
+                    + SecondMoment.triangleSize(channels) + "] (the upper triangle of " + channels + "×" + channels + ")");
+        }
+        return channels;
+    }
+
+    /** Version 3: a moment is the F32 matrix [D, D]. */
+    private static int squareChannels(Tensor t, int channels) {
         long[] shape = t.shape();
         if (t.dtype() != DType.F32 || shape.length != 2 || shape[0] != channels || shape[1] != channels) {
             throw new IllegalArgumentException("tensor " + t.name() + " is " + t.dtype() + " " + t.shapeString() + ", expected F32 [" + channels + ", " + channels + "]");
         }
-        return t.toFloats();
+        return channels;
     }
 
     private static GgufValue doubles(List<Double> values) {
@@ -296,10 +526,6 @@ public final class CalibrationStatsFile {
 
     static Tensor vector(String name, float[] values) {
         return f32(name, new long[] {values.length}, values);
-    }
-
-    private static Tensor matrix(String name, float[] values, int channels) {
-        return f32(name, new long[] {channels, channels}, values);
     }
 
     private static Tensor f32(String name, long[] shape, float[] values) {

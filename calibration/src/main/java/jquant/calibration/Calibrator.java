@@ -1,6 +1,8 @@
 package jquant.calibration;
 
+import jquant.core.Memory;
 import jquant.formats.Checkpoint;
+import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.quantize.QuantLimits;
@@ -9,27 +11,34 @@ import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Tokenizer;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.SequencedMap;
 
 /**
  * Runs the float32 model on calibration text and measures, for every linear layer, S_I, E[x²] and
  * S_O, and when asked E[x·xᵀ] ({@link CalibrationStats}), then chooses α per group for every budget
- * ({@link AlphaSearch}).
+ * ({@link AlphaSearch}), writing the stats file as it goes.
  *
  * <p>The text is tokenized in one go (BOS as the vocabulary says) and cut into windows of
  * {@code context} tokens, each run from an empty cache; like llama.cpp's perplexity, every window
  * after the first starts with BOS in place of its first token, so every window looks like a text
  * start to the model. Logits are computed for every position so the classifier is observed too.
- * The runtime's kernels round the same way in every JIT tier (fixed-order lane sums, {@code Math.exp}),
- * so the same text, model and options always give bit-identical stats.
+ *
+ * <p><b>One decoder layer at a time</b> (llm-compressor's sequential onloading): all windows' hidden
+ * states go through layer 0, then layer 1, …, kept between layers in memory or, beyond the memory
+ * bound, in a scratch file ({@link HiddenStates}). When a layer has seen every window its groups' α
+ * are searched and their statistics written to the stats file ({@link CalibrationStatsFile.Writer}),
+ * and its weights' pages are dropped from memory, so the run holds one layer's statistics and weights,
+ * never the model's. Each product sees the same rows in the same order as a whole-model forward pass
+ * over the windows would give it, and the runtime's kernels round the same way in every JIT tier
+ * (fixed-order lane sums, {@code Math.exp}), so the same text, model and options always give
+ * bit-identical stats.
  *
  * <pre>{@code
- * CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), (stage, done, total) -> {});
- * CalibrationStatsFile.write(stats, Path.of("stats.gguf"));
+ * CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), Path.of("stats.gguf"), (stage, done, total) -> {});
  * }</pre>
  */
 public final class Calibrator {
@@ -39,16 +48,24 @@ public final class Calibrator {
      * @param context       tokens per window (at most the model's context)
      * @param sampleTokens  input rows per group kept for the α search
      * @param budgets       the bit budgets to search α for (sorted and made distinct here), each in [1, 8]
-     * @param secondMoments whether to record E[x·xᵀ] per group (D² floats each), which GPTQ rounding needs
+     * @param secondMoments whether to record E[x·xᵀ] per group (D(D+1)/2 floats each), which GPTQ rounding needs
      * @param seed          seed of the row sample
+     * @param memory        bytes of heap the run may use ({@link Runtime#maxMemory} when it is not told): the
+     *                      hidden states beyond what the rest leaves go to a scratch file, and a run that
+     *                      cannot fit is refused before it starts ({@link #memoryNeeded})
      */
-    public record Options(int maxTokens, int context, int sampleTokens, List<Double> budgets, boolean secondMoments, long seed) {
+    public record Options(int maxTokens, int context, int sampleTokens, List<Double> budgets, boolean secondMoments, long seed, long memory) {
         /** The budgets α is searched for unless told otherwise: the integer widths a sweep compares. */
         public static final List<Double> DEFAULT_BUDGETS = List.of(3.0, 4.0, 5.0, 6.0, 8.0);
 
-        /** 8192 tokens, windows of 512 (capped at the model's context), 512 sampled rows, {@link #DEFAULT_BUDGETS}, no E[x·xᵀ], seed 0. */
+        /** 8192 tokens, windows of 512 (capped at the model's context), 512 sampled rows, {@link #DEFAULT_BUDGETS}, no E[x·xᵀ], seed 0, the JVM's heap. */
         public static Options defaults() {
             return new Options(8192, 512, 512, DEFAULT_BUDGETS, false, 0);
+        }
+
+        /** With the JVM's heap as the memory bound. */
+        public Options(int maxTokens, int context, int sampleTokens, List<Double> budgets, boolean secondMoments, long seed) {
+            this(maxTokens, context, sampleTokens, budgets, secondMoments, seed, Runtime.getRuntime().maxMemory());
         }
 
         public Options {
@@ -59,19 +76,33 @@ public final class Calibrator {
             for (double b : budgets) {
                 if (!QuantLimits.isBudget(b)) throw new IllegalArgumentException("budget " + b + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
             }
+            if (memory < 1) throw new IllegalArgumentException("the memory bound must be positive, got " + memory + " bytes");
             budgets = budgets.stream().sorted().distinct().toList();
         }
     }
 
-    /** Told as work proceeds: stage "forward" counts tokens, stage "alpha" counts groups (each searched for every budget). */
+    /**
+     * Told as work proceeds: {@code done} of {@code total} units, a thousand per decoder layer and as
+     * many for the classifier (half for the layer's forward pass over the tokens, half for its α search),
+     * and where the run is, such as {@code "layer 3/32: 812 tok/s"}.
+     */
     @FunctionalInterface
     public interface Progress {
         void update(String stage, long done, long total);
     }
 
+    /** Work units {@link Progress} counts per layer. */
+    static final int UNITS_PER_LAYER = 1000;
+
     private Calibrator() {}
 
-    public static CalibrationStats calibrate(Checkpoint checkpoint, String text, Options options, Progress progress) {
+    /**
+     * Calibrates {@code checkpoint} on {@code text} and writes the stats to {@code out} (which appears
+     * only when complete), returning them as read back (E[x·xᵀ] left in the file).
+     *
+     * @throws IllegalArgumentException before any work, when the run cannot fit {@link Options#memory}
+     */
+    public static CalibrationStats calibrate(Checkpoint checkpoint, String text, Options options, Path out, Progress progress) throws IOException {
         ModelConfig c = checkpoint.config();
         Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
                 () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which calibration needs to read the text")));
@@ -79,47 +110,101 @@ public final class Calibrator {
         int[] all = tokenizer.encode(text);
         int[] tokens = Arrays.copyOf(all, Math.min(all.length, options.maxTokens()));
         if (tokens.length < 2) throw new IllegalArgumentException("the calibration text gives only " + tokens.length + " token(s)");
-
-        Compute compute = Compute.vector();
-        ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed(), options.secondMoments());
-        LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
         int context = Math.min(options.context(), c.maxSeqLen());
+        long fixed = memoryNeeded(c, options, 0, context);
+        if (fixed > options.memory()) {
+            throw new IllegalArgumentException(String.format("calibrating %s needs about %s of memory (one layer's statistics and weights%s), more than the %s it may use: "
+                            + "give the JVM more (JQUANT_JAVA_OPTS=-Xmx%dg) or calibrate fewer --sample rows", checkpoint.source().getFileName(), Memory.format(fixed),
+                    options.secondMoments() ? ", E[x·xᵀ] included" : "", Memory.format(options.memory()), Memory.gibibytesFor(fixed)));
+        }
+
+        List<int[]> windows = new ArrayList<>();
         int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
         for (int start = 0; start < tokens.length; start += context) {
             int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
             if (start > 0 && bos >= 0) window[0] = bos;
-            InferenceSession session = model.newSession(window.length);
-            session.forward(window, 0);
-            progress.update("forward", start + window.length, tokens.length);
+            windows.add(window);
         }
-
-        List<GroupStats> groups = new ArrayList<>();
-        SequencedMap<String, float[]> outputMax = new LinkedHashMap<>();
-        int groupCount = 4 * c.layers() + 1;
-        for (int layer = 0; layer < c.layers(); layer++) {
-            for (LinearGroup g : LinearGroup.values()) {
-                if (!g.perLayer()) continue;
-                groups.add(group(checkpoint, recorder, g, layer, options, compute));
-                progress.update("alpha", groups.size(), groupCount);
+        Compute compute = Compute.vector();
+        ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed(), options.secondMoments());
+        LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
+        InferenceSession session = model.newSession(context);
+        CalibrationStatsFile.Header header = new CalibrationStatsFile.Header(ModelFingerprint.of(checkpoint), checkpoint.source().getFileName().toString(),
+                tokens.length, Math.min(tokens.length, options.sampleTokens()), options.budgets());
+        Path folder = out.toAbsolutePath().getParent();
+        long total = (long) (c.layers() + 1) * UNITS_PER_LAYER;
+        try (HiddenStates states = new HiddenStates(windows.stream().mapToInt(w -> w.length).toArray(), c.dim(), options.memory() - fixed, folder);
+             CalibrationStatsFile.Writer writer = CalibrationStatsFile.Writer.open(out, header, c, options.secondMoments())) {
+            for (int w = 0; w < windows.size(); w++) {
+                float[] h = states.buffer(w);
+                session.embed(windows.get(w), h);
+                states.put(w, h);
             }
-        }
-        groups.add(group(checkpoint, recorder, LinearGroup.HEAD, 0, options, compute));
-        progress.update("alpha", groups.size(), groupCount);
-        for (GroupStats g : groups) {
-            for (TensorKind kind : g.group().members()) {
-                String name = CalibrationStats.tensorName(kind, g.layer());
-                float[] s = recorder.outputs().get(name);
-                ActivationRecorder.checkFinite(name + " output", s);
-                outputMax.put(name, s);
+            for (int layer = 0; layer <= c.layers(); layer++) {
+                boolean head = layer == c.layers();
+                String where = head ? "classifier" : "layer " + (layer + 1) + "/" + c.layers();
+                long started = System.nanoTime(), done = 0, base = (long) layer * UNITS_PER_LAYER;
+                for (int w = 0; w < windows.size(); w++) {
+                    float[] h = states.get(w);
+                    int n = windows.get(w).length;
+                    if (head) {
+                        session.logits(h, n);
+                    } else {
+                        session.forwardBlock(layer, h, n);
+                        states.put(w, h);
+                    }
+                    done += n;
+                    progress.update(String.format("%s: %.0f tok/s", where, done / ((System.nanoTime() - started) / 1e9)),
+                            base + UNITS_PER_LAYER / 2 * done / tokens.length, total);
+                }
+                List<LinearGroup> groups = head ? List.of(LinearGroup.HEAD) : Arrays.stream(LinearGroup.values()).filter(LinearGroup::perLayer).toList();
+                int layerIndex = head ? 0 : layer;
+                for (int g = 0; g < groups.size(); g++) {
+                    progress.update(where + ": α search", base + UNITS_PER_LAYER / 2 + UNITS_PER_LAYER / 2 * g / groups.size(), total);
+                    GroupStats stats = group(checkpoint, recorder.take(groups.get(g), layerIndex), groups.get(g), layerIndex, options, compute);
+                    for (TensorKind kind : groups.get(g).members()) {
+                        String name = CalibrationStats.tensorName(kind, layerIndex);
+                        ActivationRecorder.checkFinite(name.substring(0, name.length() - ".weight".length()) + " output", recorder.outputs().get(name));
+                    }
+                    writer.write(stats, recorder.outputs());
+                    for (TensorKind kind : groups.get(g).members()) checkpoint.tensor(kind, layerIndex).unload();
+                }
+                progress.update(where, base + UNITS_PER_LAYER, total);
             }
+            writer.finish();
         }
-        return new CalibrationStats(ModelFingerprint.of(checkpoint), checkpoint.source().getFileName().toString(), tokens.length,
-                Math.min(tokens.length, options.sampleTokens()), options.budgets(), groups, outputMax);
+        return CalibrationStatsFile.read(out);
     }
 
-    private static GroupStats group(Checkpoint checkpoint, ActivationRecorder recorder, LinearGroup g, int layer,
+    /**
+     * Heap a calibration of a model of {@code c} needs, about: the statistics of one layer's groups while
+     * its tokens run (reservoir samples, sums and, with second moments, E[x·xᵀ]'s triangles), the widest
+     * group's weights in float32 for its α search, the session's buffers for one window, and the hidden
+     * states of {@code tokens} tokens (0: without them).
+     */
+    public static long memoryNeeded(ModelConfig c, Options options, int tokens, int context) {
+        long layerStats = 0, widestGroup = 0;
+        for (LinearGroup g : LinearGroup.values()) {
+            long d = LlamaLayout.expectedShape(g.members().getFirst(), c)[1];
+            long stats = (long) options.sampleTokens() * d * Float.BYTES + d * (Float.BYTES + Double.BYTES)
+                    + (options.secondMoments() ? SecondMoment.triangleSize((int) d) * Float.BYTES : 0);
+            long weights = 0;
+            for (TensorKind kind : g.members()) {
+                long[] shape = LlamaLayout.expectedShape(kind, c);
+                weights += shape[0] * shape[1] * Float.BYTES;
+            }
+            if (g.perLayer()) layerStats += stats;
+            else layerStats = Math.max(layerStats, stats);
+            widestGroup = Math.max(widestGroup, weights);
+        }
+        int batch = Math.min(256, context);
+        long session = (long) batch * (3L * c.dim() + 2L * c.qDim() + 2L * c.kvDim() + 2L * c.hiddenDim()) * Float.BYTES
+                + 2L * c.kvDim() * context * Float.BYTES + (long) context * c.vocabSize() * Float.BYTES;
+        return layerStats + widestGroup + session + HiddenStates.bytes(tokens, c.dim());
+    }
+
+    private static GroupStats group(Checkpoint checkpoint, ActivationRecorder.InputStats in, LinearGroup g, int layer,
                                     Options options, Compute compute) {
-        ActivationRecorder.InputStats in = recorder.input(g, layer);
         String name = g.canonicalName(layer);
         ActivationRecorder.checkFinite(name + " input", in.max);
         float[] meanSquare = in.meanSquare();
@@ -131,8 +216,8 @@ public final class Calibrator {
         }
         float[] bases = SmoothingFactors.bases(g, in.max, checkpoint.config());
         List<GroupStats.SearchedAlpha> alphas = new AlphaSearch(in.sample, in.sampleRows(), in.max, bases, members, compute).search(options.budgets());
-        float[] secondMoment = in.meanSecondMoment();
-        if (secondMoment != null) ActivationRecorder.checkFinite(name + " input x·xᵀ", secondMoment);
+        SecondMoment secondMoment = in.meanSecondMoment();
+        if (secondMoment instanceof SecondMoment.Held held) ActivationRecorder.checkFinite(name + " input x·xᵀ", held.triangle());
         return new GroupStats(g, layer, in.max, meanSquare, alphas, secondMoment);
     }
 }

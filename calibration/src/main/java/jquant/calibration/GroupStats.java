@@ -11,11 +11,11 @@ import java.util.Objects;
  * @param inputMax          S_I: per input channel, max |x| over every calibration token
  * @param inputMeanSquare   E[x²] per input channel over every calibration token (llama.cpp's imatrix signal)
  * @param alphas            the α the search chose for each budget it searched, in budget order ({@link AlphaSearch})
- * @param inputSecondMoment E[x·xᵀ] over every calibration token, row-major D×D (what GPTQ rounding needs), or
- *                          null when calibration did not record it
+ * @param secondMoment      E[x·xᵀ] over every calibration token (what GPTQ rounding needs; read from the stats file
+ *                          when asked), or null when calibration did not record it
  */
 public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[] inputMeanSquare, List<SearchedAlpha> alphas,
-                         float[] inputSecondMoment) {
+                         SecondMoment secondMoment) {
 
     /**
      * α of one budget.
@@ -41,8 +41,8 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
         for (SearchedAlpha a : alphas) {
             if (!(a.alpha() >= 0 && a.alpha() <= 1)) throw new IllegalArgumentException(name + ": alpha " + a.alpha() + " outside [0, 1]");
         }
-        if (inputSecondMoment != null && inputSecondMoment.length != (long) inputMax.length * inputMax.length) {
-            throw new IllegalArgumentException(name + ": E[x·xᵀ] has " + inputSecondMoment.length + " values for " + inputMax.length + " channels");
+        if (secondMoment != null && secondMoment.channels() != inputMax.length) {
+            throw new IllegalArgumentException(name + ": E[x·xᵀ] has " + secondMoment.channels() + " channels, the input " + inputMax.length);
         }
         inputMax = inputMax.clone();
         inputMeanSquare = inputMeanSquare.clone();
@@ -58,13 +58,6 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
 
     @Override
     public float[] inputMeanSquare() { return inputMeanSquare.clone(); }
-
-    /**
-     * E[x·xᵀ] (row-major D×D) or null. Not copied, since it is D² floats (64 MiB for D = 4096):
-     * callers read it and never write to it.
-     */
-    @Override
-    public float[] inputSecondMoment() { return inputSecondMoment; }
 
     /** The α searched for {@code budget}. */
     public SearchedAlpha alpha(double budget) {
@@ -83,7 +76,7 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
     public boolean equals(Object o) {
         return o instanceof GroupStats g && group == g.group && layer == g.layer && Arrays.equals(inputMax, g.inputMax)
                 && Arrays.equals(inputMeanSquare, g.inputMeanSquare) && alphas.equals(g.alphas)
-                && Arrays.equals(inputSecondMoment, g.inputSecondMoment);
+                && SecondMoment.sameValues(secondMoment, g.secondMoment);
     }
 
     @Override

@@ -114,25 +114,19 @@ public final class SmoothedModel implements Checkpoint {
     }
 
     /**
-     * E[(x/f)·(x/f)ᵀ] of the input a smoothed layer sees (row-major D×D): what GPTQ rounds W' with.
+     * E[(x/f)·(x/f)ᵀ] of the input a smoothed layer sees (row-major D×D, read from the stats file now):
+     * what GPTQ rounds W' with.
      *
      * @throws IllegalArgumentException if calibration did not record E[x·xᵀ]
      */
     public float[] inputSecondMoment(TensorKind kind, int layer) {
         LinearGroup group = LinearGroup.of(kind);
         GroupStats g = stats.group(group, layer);
-        float[] m = g.inputSecondMoment();
-        if (m == null) {
+        if (g.secondMoment() == null) {
             throw new IllegalArgumentException("the calibration stats hold no E[x·xᵀ] (" + g.name() + "), which GPTQ rounding needs: "
                     + "calibrate with --second-moments");
         }
-        float[] f = inputFactors(group, layer);
-        int d = f.length;
-        float[] out = new float[d * d];
-        for (int i = 0; i < d; i++) {
-            for (int j = 0; j < d; j++) out[i * d + j] = (float) (m[i * d + j] / ((double) f[i] * f[j]));
-        }
-        return out;
+        return g.secondMoment().full(inputFactors(group, layer));
     }
 
     /** W' of a linear layer, row-major {@code [out][in]}. */

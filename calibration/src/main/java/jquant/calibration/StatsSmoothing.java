@@ -9,11 +9,7 @@ import jquant.quantize.ErrorCompensatedRounding;
 import jquant.quantize.SmoothingRule;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.SequencedMap;
 
 /**
@@ -35,14 +31,9 @@ public final class StatsSmoothing implements SmoothedSource {
 
     /** Reads the stats and smooths {@code checkpoint} as {@code plan} was allocated (stats of another model are refused). */
     public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile, BitPlan plan) throws IOException {
-        byte[] bytes = InputFiles.readAllBytes(statsFile);
+        String sha = InputFiles.sha256(statsFile);
         CalibrationStats stats = CalibrationStatsFile.read(statsFile);
-        try {
-            String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-            return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), sha);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("the JDK has no SHA-256", e);
-        }
+        return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), sha);
     }
 
     public SmoothedModel model() { return model; }

@@ -56,11 +56,36 @@ class CalibrationStatsFileVersionsTest {
         // version 2 is version 1 with a checksum: the same content
         assertThat(two).isEqualTo(one);
 
-        // written again, they are version 3 and read back the same
+        // written again, they are version 4 and read back the same
         Path again = dir.resolve("again.gguf");
         CalibrationStatsFile.write(two, again);
-        assertThat(version(again)).isEqualTo(CalibrationStatsFile.VERSION).isEqualTo(3);
+        assertThat(version(again)).isEqualTo(CalibrationStatsFile.VERSION).isEqualTo(4);
         assertThat(CalibrationStatsFile.read(again)).isEqualTo(two);
+    }
+
+    /**
+     * Version 3 kept E[x·xᵀ] as the whole D×D matrix (the fuzz module's seed, calibrated with second moments):
+     * it reads with its moments left in the file, and written again as version 4 (upper triangles) it holds
+     * the same values.
+     */
+    @Test
+    void versionThreesSquareMomentsReadAsTheSameMatrices(@TempDir Path dir) throws IOException {
+        Path v3 = resource("stats-version-3.gguf", dir);
+        assertThat(version(v3)).isEqualTo(3);
+        CalibrationStats three = CalibrationStatsFile.read(v3);
+        assertThat(three.hasSecondMoments()).isTrue();
+        try (GgufFile gguf = GgufFile.open(v3)) {
+            for (GroupStats g : three.groups()) {
+                float[] square = gguf.tensors().get(g.name() + ".xx_mean").toFloats();
+                assertThat(g.secondMoment().full(null)).as(g.name()).isEqualTo(square);
+            }
+        }
+        Path again = dir.resolve("again.gguf");
+        CalibrationStatsFile.write(three, again);
+        assertThat(version(again)).isEqualTo(4);
+        CalibrationStats four = CalibrationStatsFile.read(again);
+        assertThat(four).isEqualTo(three);
+        assertThat(four.groups().getFirst().secondMoment()).isInstanceOf(SecondMoment.Stored.class);
     }
 
     @Test

@@ -54,7 +54,7 @@ class CalibratorTest {
                     assertThat(a.error()).isLessThanOrEqualTo(a.unsmoothedError());
                 }
                 // E[x·xᵀ]: symmetric, its diagonal is E[x²] (summed in float rather than double, so to float precision).
-                float[] m = g.inputSecondMoment();
+                float[] m = g.secondMoment().full(null);
                 int d = g.channels();
                 for (int i = 0; i < d; i++) {
                     assertThat(m[i * d + i]).as("%s E[x_%d²]", g.name(), i).isCloseTo(x2[i], org.assertj.core.data.Percentage.withPercentage(0.01));
@@ -86,12 +86,42 @@ class CalibratorTest {
         };
     }
 
+    /**
+     * Run one decoder layer at a time over every window, the statistics are those of whole-model forward
+     * passes over the same windows (an independent recorder on the runtime's own forward), to the bit.
+     */
+    @Test
+    void layerSequentialStatsAreTheWholeModelPassesBitForBit() throws IOException {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        Calibrator.Options o = StoriesFixture.OPTIONS;
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            Compute compute = Compute.vector();
+            ActivationRecorder recorder = new ActivationRecorder(compute, o.sampleTokens(), o.seed(), o.secondMoments());
+            LlamaModel model = LlamaModel.load(c, compute, recorder);
+            Tokenizer tokenizer = Tokenizer.of(c.vocabulary().orElseThrow());
+            int[] tokens = Arrays.copyOf(tokenizer.encode(StoriesFixture.text()), o.maxTokens());
+            for (int start = 0; start < tokens.length; start += o.context()) {
+                int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + o.context()));
+                if (start > 0) window[0] = tokenizer.bos();
+                model.newSession(window.length).forward(window, 0);
+            }
+            for (GroupStats g : stats.groups()) {
+                ActivationRecorder.InputStats in = recorder.take(g.group(), g.layer());
+                assertThat(g.inputMax()).as(g.name()).isEqualTo(in.max);
+                assertThat(g.inputMeanSquare()).as(g.name()).isEqualTo(in.meanSquare());
+                assertThat(g.secondMoment().upperTriangle()).as(g.name()).isEqualTo(((SecondMoment.Held) in.meanSecondMoment()).triangle());
+            }
+            assertThat(stats.outputMax().keySet()).containsExactlyInAnyOrderElementsOf(recorder.outputs().keySet());
+            recorder.outputs().forEach((name, sOut) -> assertThat(stats.outputMax().get(name)).as(name).isEqualTo(sOut));
+        }
+    }
+
     @Test
     void calibrationIsDeterministicAndSurvivesTheFile(@TempDir Path dir) throws IOException {
         CalibrationStats first = StoriesFixture.storiesStats();
         CalibrationStats again;
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, (stage, done, total) -> {});
+            again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, dir.resolve("again.gguf"), (stage, done, total) -> {});
         }
         assertThat(again).isEqualTo(first);
         Path file = dir.resolve("stats.gguf");

@@ -55,7 +55,7 @@ class StatsSmoothingTest {
     void smoothedW8A8IsCloserToFloatThanUnsmoothed(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, List.of(8.0), false, 7), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, List.of(8.0), false, 7), dir.resolve("calibration.gguf"), (s, d, t) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(20000, 24000));
             double[] kl = new double[2];
             SmoothingChoice[] variants = {SmoothingChoice.searched(), SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0)};
@@ -78,7 +78,7 @@ class StatsSmoothingTest {
     void atThreeBitsTheSearchedSmoothingIsNoWorseThanRawWeights(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
             BitAllocation.Options options = new BitAllocation.Options(3, BitAllocation.Scope.TENSOR, Metric.APPROX, false);
             double smoothed = meanKl(c, stats, BitAllocation.allocate(c, stats, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("s.jqw"));
@@ -96,7 +96,7 @@ class StatsSmoothingTest {
     void gptqRoundingIsCloserToFloatThanRoundToNearest(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
             BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, n) -> {});
             for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {

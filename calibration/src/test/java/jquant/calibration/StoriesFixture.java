@@ -26,7 +26,9 @@ final class StoriesFixture {
     static synchronized CalibrationStats storiesStats() throws IOException {
         if (stories == null) {
             try (Checkpoint c = stories260K()) {
-                stories = Calibrator.calibrate(c, text(), OPTIONS, (stage, done, total) -> {});
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("stories260K-stats", ".gguf");
+                file.toFile().deleteOnExit();
+                stories = Calibrator.calibrate(c, text(), OPTIONS, file, (stage, done, total) -> {});
             }
         }
         return stories;

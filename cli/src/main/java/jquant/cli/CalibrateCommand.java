@@ -1,9 +1,9 @@
 package jquant.cli;
 
 import jquant.calibration.CalibrationStats;
-import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.Calibrator;
 import jquant.calibration.GroupStats;
+import jquant.core.Memory;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.InputFiles;
@@ -47,8 +47,12 @@ final class CalibrateCommand implements Callable<Integer> {
             description = "Bit budgets to search α for; allocate --budget must be one of them unless it fixes α (default: ${DEFAULT-VALUE}).")
     List<Double> budgets;
 
-    @Option(names = "--second-moments", description = "Also record E[x·xᵀ] of every group's input (D×D floats each), which pack --rounding gptq needs.")
+    @Option(names = "--second-moments", description = "Also record E[x·xᵀ] of every group's input (its upper triangle, D(D+1)/2 floats each), which pack --rounding gptq needs.")
     boolean secondMoments;
+
+    @Option(names = "--memory", paramLabel = "<size>", description = "Heap the run may use, such as 12G (default: the JVM's, set by the launcher); "
+            + "the hidden states beyond it go to a scratch file beside the output.")
+    String memory;
 
     @Option(names = "--seed", defaultValue = "0", description = "Seed of the row sample (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -66,17 +70,21 @@ final class CalibrateCommand implements Callable<Integer> {
         }
         Calibrator.Options options;
         try {
-            options = new Calibrator.Options(tokens, context, sample, budgets, secondMoments, seed);
+            long bound = memory == null ? Memory.heap() : Memory.parse(memory);
+            if (bound > Memory.heap()) {
+                throw new IllegalArgumentException("--memory " + memory + " is more than the JVM's heap (" + Memory.format(Memory.heap())
+                        + "): give the JVM more with " + Memory.JAVA_OPTS + "=-Xmx…");
+            }
+            options = new Calibrator.Options(tokens, context, sample, budgets, secondMoments, seed, bound);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            throw new ParameterException(spec.commandLine(), (memory != null && e.getMessage().startsWith("'") ? "--memory: " : "") + e.getMessage());
         }
         new OutputSafety().model(model, tokenizer).inputs(data).check(out);
         String text = InputFiles.readText(data);
         CalibrationStats stats;
         try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
-            stats = run(c, text, options);
+            stats = run(c, text, options, out);
         }
-        CalibrationStatsFile.write(stats, out);
         PrintWriter log = spec.commandLine().getOut();
         log.printf("Calibrated %s on %d tokens of %s (α search: %d sampled rows per group, budgets %s%s)%n",
                 model.getFileName(), stats.tokens(), data.getFileName(), stats.sampleTokens(), CalibrationStats.budgetList(stats.budgets()),
@@ -87,20 +95,13 @@ final class CalibrateCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static CalibrationStats run(Checkpoint c, String text, Calibrator.Options options) {
-        Progress[] bar = new Progress[1];
-        String[] stage = {""};
-        try {
-            return Calibrator.calibrate(c, text, options, (s, done, total) -> {
-                if (!s.equals(stage[0])) {
-                    if (bar[0] != null) bar[0].close();
-                    bar[0] = new Progress(s.equals("forward") ? "calibrate" : "alpha search", total, s.equals("forward") ? "tok" : "groups");
-                    stage[0] = s;
-                }
-                bar[0].stepTo(done);
+    /** One bar over the layers (a thousand steps each), the layer and the token rate beside it, with the library's ETA. */
+    private static CalibrationStats run(Checkpoint c, String text, Calibrator.Options options, Path out) throws java.io.IOException {
+        try (Progress bar = new Progress("calibrate", 0, "")) {
+            return Calibrator.calibrate(c, text, options, out, (stage, done, total) -> {
+                bar.stepTo(done, total);
+                bar.detail(stage);
             });
-        } finally {
-            if (bar[0] != null) bar[0].close();
         }
     }
 

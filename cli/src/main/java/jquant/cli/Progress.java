@@ -36,15 +36,21 @@ final class Progress implements AutoCloseable {
     private void start() {
         if (quiet) return;
         PrintStream err = System.err;
+        // Without a unit the steps are not things a rate of is worth showing (calibrate's thousandths of a layer).
         ProgressBarBuilder b = new ProgressBarBuilder().setTaskName(task).setInitialMax(total)
-                .setStyle(ProgressBarStyle.ASCII).showSpeed().setUnit(" " + unit, 1)
-                .continuousUpdate().setMaxRenderedLength(100);
+                .setStyle(ProgressBarStyle.ASCII).continuousUpdate().setMaxRenderedLength(100);
+        if (!unit.isEmpty()) b.showSpeed().setUnit(" " + unit, 1);
         if (System.console() != null && System.console().isTerminal()) {
             b.setConsumer(new ConsoleProgressBarConsumer(err)).setUpdateIntervalMillis(200);
         } else {
             b.setConsumer(new LogLines(err)).setUpdateIntervalMillis((int) Duration.ofSeconds(10).toMillis());
         }
         bar = b.build();
+    }
+
+    /** Text shown beside the bar: where the work is (a layer, a rate). */
+    void detail(String text) {
+        if (bar != null) bar.setExtraMessage(text);
     }
 
     void stepTo(long done) {

@@ -99,16 +99,12 @@ final class SweepCommand implements Callable<Integer> {
         new OutputSafety().model(model, tokenizer).inputs(data, calibrationData).checkFolder(out);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
-        String[] stage = {""};
         QualityReport report = Sweep.run(options, new Sweep.Listener() {
             @Override
-            public void calibrating(String s, long done, long total) {
-                if (!s.equals(stage[0])) {
-                    if (bar[0] != null) bar[0].close();
-                    bar[0] = new Progress(s.equals("forward") ? "calibrate" : "alpha search", total, s.equals("forward") ? "tok" : "groups");
-                    stage[0] = s;
-                }
-                bar[0].stepTo(done);
+            public void calibrating(String stage, long done, long total) {
+                if (bar[0] == null) bar[0] = new Progress("calibrate", 0, "");
+                bar[0].stepTo(done, total);
+                bar[0].detail(stage);
             }
 
             @Override

@@ -2,7 +2,6 @@ package jquant.examples;
 
 import jquant.calibration.BitAllocation;
 import jquant.calibration.CalibrationStats;
-import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.Calibrator;
 import jquant.calibration.StatsSmoothing;
 import jquant.formats.Checkpoint;
@@ -46,8 +45,7 @@ public final class QuantizePipeline {
         try (Checkpoint checkpoint = Checkpoints.open(model, tokenizer)) {
             // Calibrate: activation ranges and the smoothing α of each layer group for each budget, from the fp32 model on text.
             String text = Files.readString(in.resolve("tinystories-calibration.txt"));
-            CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), (stage, done, total) -> {});
-            CalibrationStatsFile.write(stats, statsFile);
+            CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), statsFile, (stage, done, total) -> {});
 
             // Allocate: 1..8 bits per output channel of the weights smoothed with the α searched for 5 bits, 5 on average in every tensor.
             BitAllocation.Options budget = new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, false);

@@ -44,6 +44,24 @@ public final class InputFiles {
         }
     }
 
+    /** SHA-256 of the file's bytes (64 hex digits), read in chunks: a stats file of a 70B model is tens of gigabytes. */
+    public static String sha256(Path file) throws CheckpointException {
+        requireRegularFile(file);
+        java.security.MessageDigest sha;
+        try {
+            sha = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+        ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 23);
+        try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(file)) {
+            while (in.read(chunk.clear()) >= 0) sha.update(chunk.flip());
+        } catch (IOException e) {
+            throw new CheckpointException(file, "cannot read: " + reason(e));
+        }
+        return java.util.HexFormat.of().formatHex(sha.digest());
+    }
+
     /** The whole file as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */
     public static String readText(Path file) throws CheckpointException {
         byte[] bytes = readAllBytes(file);

@@ -84,6 +84,15 @@ public record Tensor(String name, long[] shape, DType dtype, MemorySegment data)
         }
     }
 
+    /**
+     * Drops this tensor's pages from the process's resident memory when it is mapped from a file (read
+     * again from the page cache or the disk if used later): a stage that streams a model one layer at a
+     * time calls it when done with a layer, so its resident set holds one layer, not the whole file.
+     */
+    public void unload() {
+        if (data.isMapped()) data.unload();
+    }
+
     public String shapeString() {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < shape.length; i++) {

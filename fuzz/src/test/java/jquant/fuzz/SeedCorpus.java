@@ -1,8 +1,6 @@
 package jquant.fuzz;
 
 import jquant.calibration.BitAllocation;
-import jquant.calibration.CalibrationStats;
-import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.Calibrator;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;
@@ -73,9 +71,8 @@ public final class SeedCorpus {
             seed(resources, JqwFuzzer.class, "jqw", "tiny.jqw", Files.readAllBytes(jqw));
 
             // With E[x·xᵀ], so the fuzzer reaches the D×D tensor's checks too.
-            CalibrationStats stats = Calibrator.calibrate(model, TEXT, new Calibrator.Options(24, 16, 8, List.of(4.0), true, 0), (s, d, t) -> {});
             Path statsFile = work.resolve("stats.gguf");
-            CalibrationStatsFile.write(stats, statsFile);
+            Calibrator.calibrate(model, TEXT, new Calibrator.Options(24, 16, 8, List.of(4.0), true, 0), statsFile, (s, d, t) -> {});
             seed(resources, StatsFuzzer.class, "stats", "tiny-stats.gguf", Files.readAllBytes(statsFile));
         }
         seed(resources, SafetensorsFuzzer.class, "safetensors", "three-dtypes.safetensors", safetensors());

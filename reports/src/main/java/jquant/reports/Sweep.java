@@ -158,9 +158,7 @@ public final class Sweep {
             }
             return stats;
         }
-        CalibrationStats stats = Calibrator.calibrate(checkpoint, calibrationText, o.calibration(), listener::calibrating);
-        CalibrationStatsFile.write(stats, statsFile);
-        return stats;
+        return Calibrator.calibrate(checkpoint, calibrationText, o.calibration(), statsFile, listener::calibrating);
     }
 
     /** Allocates, packs and verifies one method at one budget, each step skipped if its file is there. */

@@ -2,9 +2,8 @@ package jquant.runtime;
 
 import jquant.formats.ModelConfig;
 import jquant.runtime.kernels.Kernels;
-import jquant.runtime.kernels.WorkerPool;
+import jquant.core.WorkerPool;
 
-import java.util.List;
 import java.util.function.IntConsumer;
 
 /**
@@ -17,7 +16,13 @@ import java.util.function.IntConsumer;
  *
  * <p>The cache keeps keys and values transposed, {@code [layer][kvHead·headDim + d][position]}, so
  * that attention scores and the weighted sum of values run along positions, which vectorizes for any
- * head size (stories260K's heads have only 8 elements).
+ * head size (stories260K's heads have only 8 elements). A layer's cache is allocated when the layer
+ * first runs.
+ *
+ * <p>Layer-sequential runs (calibration one decoder layer at a time, llm-compressor's sequential
+ * onloading) use {@link #embed}, {@link #forwardBlock} and {@link #logits} on hidden states the caller
+ * keeps: every product then sees exactly the rows, in the same batches, that {@link #forward} would
+ * give it, so the results are the same bits.
  */
 public final class InferenceSession {
     /** Tokens pushed through the matrices together; bounds the scratch memory. */
@@ -57,8 +62,8 @@ public final class InferenceSession {
         this.kernels = model.compute().kernels();
         this.pool = model.compute().pool();
         this.capacity = capacity;
-        this.keys = new float[c.layers()][c.kvDim() * capacity];
-        this.values = new float[c.layers()][c.kvDim() * capacity];
+        this.keys = new float[c.layers()][];
+        this.values = new float[c.layers()][];
         this.batch = Math.min(MAX_BATCH, capacity);
         this.x = new float[batch * c.dim()];
         this.xb = new float[batch * c.dim()];
@@ -103,11 +108,7 @@ public final class InferenceSession {
             throw new IllegalArgumentException(n + " tokens from position " + startPos + " exceed the context of " + capacity);
         }
         if (firstLogit < 0 || firstLogit > n) throw new IllegalArgumentException("first logit row " + firstLogit + " outside [0, " + n + "]");
-        for (int i = 0; i < n; i++) {
-            if (tokens[i] < 0 || tokens[i] >= c.vocabSize()) {
-                throw new IllegalArgumentException("token " + tokens[i] + " at index " + i + " outside the vocabulary [0, " + c.vocabSize() + ")");
-            }
-        }
+        checkTokens(tokens);
         float[] logits = new float[(n - firstLogit) * c.vocabSize()];
         for (int b0 = 0; b0 < n; b0 += batch) {
             int m = Math.min(batch, n - b0);
@@ -119,6 +120,14 @@ public final class InferenceSession {
         return logits;
     }
 
+    private void checkTokens(int[] tokens) {
+        for (int i = 0; i < tokens.length; i++) {
+            if (tokens[i] < 0 || tokens[i] >= c.vocabSize()) {
+                throw new IllegalArgumentException("token " + tokens[i] + " at index " + i + " outside the vocabulary [0, " + c.vocabSize() + ")");
+            }
+        }
+    }
+
     /** Feeds one token at {@code pos} and returns its {@code vocab} logits. */
     public float[] decode(int token, int pos) {
         return forward(new int[] {token}, pos, 0);
@@ -127,48 +136,107 @@ public final class InferenceSession {
     /** Embedding and every transformer block for tokens {@code [b0, b0+m)} at positions from {@code pos0}. */
     private void runBlocks(int[] tokens, int b0, int m, int pos0) {
         int dim = c.dim();
-        int kvDim = c.kvDim();
-        int hidden = c.hiddenDim();
         LlamaModel.LayerGate loaded = model.gate();
         loaded.await(0);
         TokenEmbedding embedding = model.embedding();
         for (int i = 0; i < m; i++) embedding.lookup(tokens[b0 + i], x, i * dim);
-        List<LlamaModel.Layer> layers = model.layers();
-        for (int l = 0; l < layers.size(); l++) {
+        for (int l = 0; l < c.layers(); l++) {
             loaded.await(l + 1);
-            LlamaModel.Layer layer = layers.get(l);
-            float[] attnNorm = layer.attnNorm();
-            perToken(m, dim, i -> kernels.rmsnorm(x, i * dim, attnNorm, c.rmsEps(), xb, i * dim, dim));
-            layer.wq().matmul(xb, m, q);
-            layer.wk().matmul(xb, m, k);
-            layer.wv().matmul(xb, m, v);
-            addBias(layer.qBias(), q, m);
-            addBias(layer.kBias(), k, m);
-            addBias(layer.vBias(), v, m);
-            float[] kc = keys[l];
-            float[] vc = values[l];
-            perToken(m, c.qDim() + 3 * kvDim, i -> {
-                int pos = pos0 + i;
-                model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
-                model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
-                for (int e = 0; e < kvDim; e++) {
-                    kc[e * capacity + pos] = k[i * kvDim + e];
-                    vc[e * capacity + pos] = v[i * kvDim + e];
-                }
-            });
-            attend(m, pos0, kc, vc);
-            layer.wo().matmul(att, m, xb);
-            float[] ffnNorm = layer.ffnNorm();
-            perToken(m, 2 * dim, i -> {
-                kernels.axpy(1f, xb, i * dim, x, i * dim, dim);
-                kernels.rmsnorm(x, i * dim, ffnNorm, c.rmsEps(), xb, i * dim, dim);
-            });
-            layer.gate().matmul(xb, m, gate);
-            layer.up().matmul(xb, m, up);
-            perToken(m, 8L * hidden, i -> kernels.siluMul(gate, up, i * hidden, hidden));
-            layer.down().matmul(gate, m, xb);
-            perToken(m, dim, i -> kernels.axpy(1f, xb, i * dim, x, i * dim, dim));
+            runBlock(l, m, pos0);
         }
+    }
+
+    /**
+     * Writes the embedding rows of {@code tokens} to {@code hidden} ({@code tokens.length × dim}): the
+     * input of the first block in a layer-sequential run.
+     */
+    public void embed(int[] tokens, float[] hidden) {
+        checkTokens(tokens);
+        if (hidden.length < tokens.length * c.dim()) throw new IllegalArgumentException(hidden.length + " floats cannot hold " + tokens.length + " hidden states");
+        model.gate().await(0);
+        for (int i = 0; i < tokens.length; i++) model.embedding().lookup(tokens[i], hidden, i * c.dim());
+    }
+
+    /**
+     * Runs block {@code layer} alone over one window's hidden states {@code hidden} (rows of dim floats
+     * for positions 0 … n−1), replacing them with the block's outputs. The window attends only to itself:
+     * the layer's cache is refilled from position 0, as {@link #forward} of a fresh session fills it.
+     */
+    public void forwardBlock(int layer, float[] hidden, int n) {
+        if (layer < 0 || layer >= c.layers()) throw new IllegalArgumentException("layer " + layer + " outside [0, " + c.layers() + ")");
+        if (n < 1 || n > capacity) throw new IllegalArgumentException(n + " positions outside [1, " + capacity + "]");
+        if (hidden.length < n * c.dim()) throw new IllegalArgumentException(hidden.length + " floats cannot hold " + n + " hidden states");
+        int dim = c.dim();
+        model.gate().await(layer + 1);
+        for (int l = 0; l < c.layers(); l++) {
+            // One layer's cache at a time: a layer-sequential run holds one layer, never the model.
+            if (l != layer) keys[l] = values[l] = null;
+        }
+        for (int b0 = 0; b0 < n; b0 += batch) {
+            int m = Math.min(batch, n - b0);
+            System.arraycopy(hidden, b0 * dim, x, 0, m * dim);
+            runBlock(layer, m, b0);
+            System.arraycopy(x, 0, hidden, b0 * dim, m * dim);
+        }
+        length = 0;
+    }
+
+    /**
+     * The final norm and classifier over rows {@code [0, n)} of {@code hidden} (the last block's outputs),
+     * row-major {@code [n][vocab]}: the end of a layer-sequential run.
+     */
+    public float[] logits(float[] hidden, int n) {
+        if (n < 1 || hidden.length < n * c.dim()) throw new IllegalArgumentException(hidden.length + " floats cannot hold " + n + " hidden states");
+        float[] logits = new float[n * c.vocabSize()];
+        for (int b0 = 0; b0 < n; b0 += batch) {
+            int m = Math.min(batch, n - b0);
+            System.arraycopy(hidden, b0 * c.dim(), x, 0, m * c.dim());
+            classify(0, m, b0 * c.vocabSize(), logits);
+        }
+        return logits;
+    }
+
+    /** Transformer block {@code l} for the batch's {@code m} rows of {@code x}, at positions from {@code pos0}, in place. */
+    private void runBlock(int l, int m, int pos0) {
+        int dim = c.dim();
+        int kvDim = c.kvDim();
+        int hidden = c.hiddenDim();
+        LlamaModel.Layer layer = model.layers().get(l);
+        float[] attnNorm = layer.attnNorm();
+        perToken(m, dim, i -> kernels.rmsnorm(x, i * dim, attnNorm, c.rmsEps(), xb, i * dim, dim));
+        layer.wq().matmul(xb, m, q);
+        layer.wk().matmul(xb, m, k);
+        layer.wv().matmul(xb, m, v);
+        addBias(layer.qBias(), q, m);
+        addBias(layer.kBias(), k, m);
+        addBias(layer.vBias(), v, m);
+        if (keys[l] == null) {
+            keys[l] = new float[kvDim * capacity];
+            values[l] = new float[kvDim * capacity];
+        }
+        float[] kc = keys[l];
+        float[] vc = values[l];
+        perToken(m, c.qDim() + 3 * kvDim, i -> {
+            int pos = pos0 + i;
+            model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
+            model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
+            for (int e = 0; e < kvDim; e++) {
+                kc[e * capacity + pos] = k[i * kvDim + e];
+                vc[e * capacity + pos] = v[i * kvDim + e];
+            }
+        });
+        attend(m, pos0, kc, vc);
+        layer.wo().matmul(att, m, xb);
+        float[] ffnNorm = layer.ffnNorm();
+        perToken(m, 2 * dim, i -> {
+            kernels.axpy(1f, xb, i * dim, x, i * dim, dim);
+            kernels.rmsnorm(x, i * dim, ffnNorm, c.rmsEps(), xb, i * dim, dim);
+        });
+        layer.gate().matmul(xb, m, gate);
+        layer.up().matmul(xb, m, up);
+        perToken(m, 8L * hidden, i -> kernels.siluMul(gate, up, i * hidden, hidden));
+        layer.down().matmul(gate, m, xb);
+        perToken(m, dim, i -> kernels.axpy(1f, xb, i * dim, x, i * dim, dim));
     }
 
     /**

@@ -86,29 +86,88 @@ public final class GgufWriter {
      * @throws IllegalStateException when a tensor writes another number of bytes than its table entry says
      */
     public static void writePending(Path target, SequencedMap<String, GgufValue> metadata, List<PendingTensor> tensors) throws IOException {
-        long alignment = alignment(metadata);
-        byte[] header = header(metadata, tensors, alignment);
-        try (AtomicOutput file = AtomicOutput.open(target)) {
+        try (Stream out = new Stream(target, metadata, tensors)) {
+            for (PendingTensor t : tensors) out.write(t.bytes());
+            out.finish(metadata);
+        }
+    }
+
+    /**
+     * A GGUF file written tensor by tensor when its metadata is known only at the end (a stats file whose
+     * per-layer values come as each layer is calibrated): the header goes out first with placeholder
+     * metadata of the final size, the tensors follow in table order, and {@link #finish} writes the final
+     * metadata over the placeholder. Placeholder and final metadata must encode to the same number of
+     * bytes (the same keys and types, arrays of the same lengths, strings of the same byte length). The
+     * file appears at its target only when finished ({@link AtomicOutput}); closed unfinished, it never does.
+     */
+    public static final class Stream implements AutoCloseable {
+        private final Path target;
+        private final List<PendingTensor> table;
+        private final long alignment;
+        private final int headerBytes;
+        private final AtomicOutput file;
+        private int next;
+        private long position;
+        private boolean finished;
+
+        public Stream(Path target, SequencedMap<String, GgufValue> placeholder, List<PendingTensor> table) throws IOException {
+            this.target = target;
+            this.table = List.copyOf(table);
+            this.alignment = alignment(placeholder);
+            byte[] header = header(placeholder, this.table, alignment);
+            this.headerBytes = header.length;
+            this.file = AtomicOutput.open(target);
+            try {
+                writeFully(file.channel(), ByteBuffer.wrap(header));
+            } catch (IOException e) {
+                file.close();
+                throw file.failure(e);
+            }
+            this.position = header.length;
+        }
+
+        /** The next tensor of the table, by the table entry's {@link PendingTensor#bytes} or these bytes. */
+        public void write(TensorBytes bytes) throws IOException {
+            if (next == table.size()) throw new IllegalStateException(target + ": every tensor of the table is written");
+            PendingTensor t = table.get(next++);
+            FileChannel out = file.channel();
+            try {
+                bytes.writeTo(out);
+                long written = out.position() - position;
+                if (written != t.byteSize()) {
+                    throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + written + " bytes, its table entry says " + t.byteSize());
+                }
+                position += written;
+                long padded = GgufFile.alignUp(position, alignment);
+                writeFully(out, ByteBuffer.allocate((int) (padded - position)));
+                position = padded;
+            } catch (IOException e) {
+                throw file.failure(e);
+            }
+        }
+
+        /** Writes {@code metadata} over the placeholder and puts the file in place. */
+        public void finish(SequencedMap<String, GgufValue> metadata) throws IOException {
+            if (next != table.size()) throw new IllegalStateException(target + ": " + (table.size() - next) + " tensors of the table are not written");
+            byte[] header = header(metadata, table, alignment);
+            if (header.length != headerBytes) {
+                throw new IllegalStateException(target + ": the final metadata takes " + header.length + " header bytes, the placeholder " + headerBytes);
+            }
             try {
                 FileChannel out = file.channel();
+                out.position(0);
                 writeFully(out, ByteBuffer.wrap(header));
-                long position = header.length;
-                for (PendingTensor t : tensors) {
-                    t.bytes().writeTo(out);
-                    long written = out.position() - position;
-                    if (written != t.byteSize()) {
-                        throw new IllegalStateException(target + ": tensor " + t.name() + " wrote " + written + " bytes, its table entry says " + t.byteSize());
-                    }
-                    position += written;
-                    long padded = GgufFile.alignUp(position, alignment);
-                    writeFully(out, ByteBuffer.allocate((int) (padded - position)));
-                    position = padded;
-                }
                 out.force(true);
             } catch (IOException e) {
                 throw file.failure(e);
             }
             file.commit();
+            finished = true;
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (!finished) file.close();
         }
     }
 

@@ -152,6 +152,11 @@ public final class JqwFile implements AutoCloseable {
 
     public long size() { return file.size(); }
 
+    /** Drops the file's pages from the process's resident memory (re-read when used): a layer-by-layer reader calls it after each layer. */
+    public void unload() {
+        if (file.segment().isMapped()) file.segment().unload();
+    }
+
     @Override
     public void close() {
         file.close();

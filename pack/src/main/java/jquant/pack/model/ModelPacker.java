@@ -3,7 +3,9 @@ package jquant.pack.model;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.core.Memory;
 import jquant.formats.Checkpoint;
+import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -177,8 +179,45 @@ public final class ModelPacker {
         return c.withTiedEmbeddings(false);
     }
 
+    /**
+     * Heap that packing (or verifying) {@code source} needs at its largest tensor, about: the tensor in
+     * float32 twice (as computed, and as the rounding reads it), its codes, and with GPTQ its input's
+     * E[x·xᵀ] and the inverse factor, D² floats each (3.3 GB each at D = 28,672). One tensor at a time:
+     * the figure does not grow with the number of layers.
+     */
+    public static long memoryNeeded(ModelConfig c, Options options) {
+        long need = 0;
+        for (Stage s : stages(fileConfig(c, options))) {
+            for (Entry e : s.entries()) {
+                long[] shape = LlamaLayout.expectedShape(e.kind(), c);
+                if (shape.length < 2) continue;
+                long weights = shape[0] * shape[1];
+                long bytes = 2 * weights * Float.BYTES + weights;
+                if (!isFloat(e.kind(), options) && options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING) {
+                    bytes += 2 * shape[1] * shape[1] * Float.BYTES;
+                }
+                need = Math.max(need, bytes);
+            }
+        }
+        return need;
+    }
+
+    /**
+     * Refuses, before any work, a pack or verify the JVM's heap cannot hold ({@link #memoryNeeded}), saying
+     * how much it needs and how to give it.
+     */
+    public static void requireMemory(Checkpoint source, Options options) {
+        long need = memoryNeeded(source.config(), options);
+        if (need > Memory.heap()) {
+            throw new IllegalArgumentException(String.format("packing %s%s needs about %s of memory for its largest tensor, more than the JVM's heap (%s): "
+                            + "give it more with %s=-Xmx%dg", source.source().getFileName(), options.rounding() == Rounding.GPTQ ? " with GPTQ rounding" : "",
+                    Memory.format(need), Memory.format(Memory.heap()), Memory.JAVA_OPTS, Memory.gibibytesFor(need)));
+        }
+    }
+
     /** Packs {@code source} into {@code out}; with {@link Options#smoothing}, its smoothed weights. */
     public static void pack(Checkpoint source, Options options, Path out, Listener listener) throws IOException {
+        requireMemory(source, options);
         ModelConfig c = fileConfig(source.config(), options);
         Vocabulary vocabulary = source.vocabulary().orElseThrow(() -> new IllegalArgumentException(
                 source.source() + ": no tokenizer found; a packed file must carry one (pass --tokenizer)"));
@@ -195,6 +234,8 @@ public final class ModelPacker {
                     Tensor t = source.tensor(e.kind(), e.layer());
                     w.addTensor(e.name(), parts.encoding(), t.shape(), parts.bytes(), attrs(e, parts, options));
                     listener.tensorDone(++done, total, e.name());
+                    // The model is read once, in file order: its resident pages need not outlive the tensor.
+                    t.unload();
                 }
             }
             w.finish(metadata(source, c, vocabulary, options));

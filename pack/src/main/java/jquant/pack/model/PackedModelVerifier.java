@@ -61,6 +61,7 @@ public final class PackedModelVerifier {
         long bytes = 0;
         try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
             ModelPacker.Options options = options(file, smoothing);
+            ModelPacker.requireMemory(source, options);
             ModelConfig expected = ModelPacker.fileConfig(source.config(), options);
             if (!JqwModelMetadata.config(file).equals(expected)) {
                 problems.add("model config differs: file " + JqwModelMetadata.config(file) + ", source " + expected);
@@ -78,13 +79,16 @@ public final class PackedModelVerifier {
                     tensors++;
                     if (t != null) for (long[] r : t.parts().values()) bytes += r[1];
                     listener.tensorDone(tensors, total, e.name());
+                    source.tensor(e.kind(), e.layer()).unload();
                 }
+                file.unload();
             }
             for (String name : file.tensors().keySet()) {
                 if (!expectedNames.contains(name)) problems.add(name + ": not a tensor of this model");
             }
             for (JqwLayer l : file.layers()) {
                 if (!file.layerChecksumMatches(l)) problems.add("layer " + l.name() + ": checksum mismatch");
+                file.unload();
             }
         }
         return new Report(tensors, bytes, problems);
