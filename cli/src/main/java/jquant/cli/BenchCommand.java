@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import jquant.bench.AllocatorBench;
 import jquant.bench.DecodeBench;
+import jquant.bench.PipelineMemoryBench;
 import jquant.bench.PrefillBench;
 import jquant.bench.RuntimeBench;
 import jquant.bench.TernaryBench;
@@ -44,7 +45,7 @@ import picocli.CommandLine.Spec;
  * micro-benchmarks run from {@code bench/target/benchmarks.jar}.
  */
 @Command(name = "bench", description = "Benchmarks; each prints ratios against a baseline measured in the same run.",
-        subcommands = {BenchCommand.Model.class, BenchCommand.Decode.class, BenchCommand.Prefill.class, BenchCommand.Ttft.class,
+        subcommands = {BenchCommand.Model.class, BenchCommand.Decode.class, BenchCommand.Prefill.class, BenchCommand.Ttft.class, BenchCommand.Memory.class,
                 BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class})
 final class BenchCommand {
 
@@ -55,7 +56,9 @@ final class BenchCommand {
         /** Two blocks of the same width: a quick check of the commands. */
         tinyllama_2l(new ModelConfig(2048, 5632, 2, 32, 4, 512, 2048, 10000f, 1e-5f, false)),
         /** Llama-3-8B's blocks (the size EdgeFlow reports on) with the same vocabulary: 6.98B weights, 14 GB in float16. */
-        llama3_8b(new ModelConfig(4096, 14336, 32, 32, 8, 512, 2048, 500000f, 1e-5f, false));
+        llama3_8b(new ModelConfig(4096, 14336, 32, 32, 8, 512, 2048, 500000f, 1e-5f, false)),
+        /** Two of Llama-3-70B's blocks (dim 8192, hidden 28672, 64/8 heads): a 70B model's per-layer cost, 3.4 GB in float16. */
+        llama3_70b_2l(new ModelConfig(8192, 28672, 2, 64, 8, 512, 2048, 500000f, 1e-5f, false));
 
         final ModelConfig config;
 
@@ -70,8 +73,71 @@ final class BenchCommand {
             @Override
             public Shape convert(String name) {
                 for (Shape s : values()) if (s.label().equalsIgnoreCase(name)) return s;
-                throw new CommandLine.TypeConversionException("'" + name + "' is not one of tinyllama-1.1b, tinyllama-2l, llama3-8b");
+                throw new CommandLine.TypeConversionException("'" + name + "' is not one of "
+                        + String.join(", ", java.util.Arrays.stream(values()).map(Shape::label).toList()));
             }
+        }
+    }
+
+    @Command(name = "memory", description = {"Peak resident memory and wall time of each step of the best method's pipeline (calibrate "
+            + "--second-moments, allocate, pack --rounding gptq, verify, eval), each a fresh jquant process, on each model given. Given a model "
+            + "and its first layers (tinyllama-1.1b and tinyllama-2l), it prints how much more each step takes for the whole model, "
+            + "against one layer's weights in float32: a step whose memory is bounded by one layer stays below it."})
+    static final class Memory implements Callable<Integer> {
+        @Parameters(paramLabel = "<model>", arity = "1..*", description = "Models to run the pipeline on (the whole model first, then its slice).")
+        List<Path> models;
+
+        @Option(names = "--data", required = true, paramLabel = "<text>", description = "Calibration and evaluation text.")
+        Path data;
+
+        @Option(names = "--tokens", defaultValue = "512", description = "Calibration tokens (default: ${DEFAULT-VALUE}).")
+        int tokens;
+
+        @Option(names = "--budget", defaultValue = "4", description = "Bit budget (default: ${DEFAULT-VALUE}).")
+        double budget;
+
+        @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder for the stats, plans and packed files.")
+        Path out;
+
+        @Spec
+        CommandSpec command;
+
+        @Override
+        public Integer call() throws Exception {
+            if (tokens < 2) throw usage(command, "--tokens must be at least 2, got " + tokens);
+            List<jquant.formats.ModelConfig> configs = new ArrayList<>();
+            for (Path m : models) {
+                try (jquant.formats.Checkpoint c = jquant.formats.Checkpoints.open(m)) {
+                    configs.add(c.config());
+                }
+            }
+            new OutputSafety().inputs(models.toArray(Path[]::new)).inputs(data).checkFolder(out);
+            // Each step through the launcher when there is one, so it gets the JVM flags that command gets.
+            List<String> java = new ArrayList<>();
+            String launcher = System.getenv("JQUANT_LAUNCHER");
+            if (launcher != null && Files.isExecutable(Path.of(launcher))) {
+                java.add(launcher);
+            } else {
+                java.add(ProcessHandle.current().info().command().orElse("java"));
+                java.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+                java.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            }
+            PrintStream o = System.out;
+            o.printf("bench memory: %d calibration tokens, budget %s, heap %s%n", tokens, budget, jquant.core.Memory.format(jquant.core.Memory.heap()));
+            List<PipelineMemoryBench.Result> results = PipelineMemoryBench.run(java, models, data, tokens, budget, out, o);
+            if (models.size() > 1) {
+                jquant.formats.ModelConfig c = configs.getFirst();
+                long layer = 4L * ((long) c.dim() * (c.qDim() + 2L * c.kvDim()) + (long) c.qDim() * c.dim() + 3L * c.dim() * c.hiddenDim());
+                o.printf("%nmore than %s (%d layers) per step, against one layer's weights in float32 (%,d kB):%n", models.get(1).getFileName(),
+                        configs.get(1).layers(), layer / 1024);
+                int steps = PipelineMemoryBench.STEPS.size();
+                for (int s = 0; s < steps; s++) {
+                    long more = results.get(s).peakKb() - results.get(steps + s).peakKb();
+                    o.printf("  %-10s %,12d kB  %5.2f of a layer  %s%n", PipelineMemoryBench.STEPS.get(s), more, more * 1024.0 / layer,
+                            more * 1024 < layer ? "bounded" : "GROWS WITH THE LAYERS");
+                }
+            }
+            return 0;
         }
     }
 
@@ -84,8 +150,9 @@ final class BenchCommand {
 
         @Option(names = "--shape", defaultValue = "tinyllama-1.1b", converter = Shape.Converter.class,
                 description = "tinyllama-1.1b (dim 2048, hidden 5632, 22 layers, 32/4 heads, vocab 512), tinyllama-2l (its first two "
-                        + "layers) or llama3-8b (dim 4096, hidden 14336, 32 layers, 32/8 heads, vocab 512; "
-                        + "14 GB in f16, generated in memory: about 18 GB resident) (default: ${DEFAULT-VALUE}).")
+                        + "layers), llama3-8b (dim 4096, hidden 14336, 32 layers, 32/8 heads, vocab 512; "
+                        + "14 GB in f16, generated in memory: about 18 GB resident) or llama3-70b-2l (two layers of dim 8192, hidden 28672, "
+                        + "64/8 heads, vocab 512; 3.4 GB in f16) (default: ${DEFAULT-VALUE}).")
         Shape shape;
 
         @Option(names = "--seed", defaultValue = "1", description = "Seed of the weights (default: ${DEFAULT-VALUE}).")

@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.core.Memory;
 import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
 import picocli.CommandLine;
@@ -40,7 +41,10 @@ final class ErrorMessage {
         if (ex instanceof FileSystemException f && f.getFile() != null) {
             return f.getFile() + ": " + InputFiles.reason(f) + (f.getOtherFile() != null ? " (" + f.getOtherFile() + ")" : "");
         }
-        if (ex instanceof OutOfMemoryError) return "not enough memory for this model (raise the JVM's -Xmx)";
+        if (ex instanceof OutOfMemoryError) {
+            return "out of memory: the JVM's heap of " + Memory.format(Memory.heap()) + " is not enough for this run; give it more with "
+                    + Memory.JAVA_OPTS + "=-Xmx…";
+        }
         if (ex instanceof StackOverflowError) return "input nested too deeply to process";
         String m = ex.getMessage();
         if (m == null || m.isBlank()) return "internal error; run again with --verbose for the details";

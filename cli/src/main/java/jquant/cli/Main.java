@@ -72,6 +72,13 @@ public final class Main {
             WorkerPool pool = threads(parsed);
             try {
                 return pool.call(() -> new CommandLine.RunLast().execute(parsed));
+            } catch (OutOfMemoryError e) {
+                // An Error passes picocli's handlers; the contract is still one line, never a stack trace.
+                CommandLine cmd = parsed.asCommandLineList().getLast();
+                if (hasFlag(parsed, "--verbose")) e.printStackTrace(cmd.getErr());
+                cmd.getErr().println("jquant: " + ErrorMessage.of(e, cmd));
+                cmd.getErr().flush();
+                return 1;
             } finally {
                 if (pool != WorkerPool.common()) pool.close();
             }

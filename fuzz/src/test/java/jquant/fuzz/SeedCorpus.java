@@ -37,7 +37,8 @@ import java.util.SequencedMap;
  * vocabulary, tied embeddings), so the fuzzer starts from inputs that reach deep into each reader. Run it again when a
  * format changes: {@code java -cp "$(cat fuzz/target/fuzz-classpath.txt):fuzz/target/test-classes:…" jquant.fuzz.SeedCorpus fuzz}.
  * Seeds of older format versions ({@code tiny-stats-version-1.gguf}, {@code tiny-stats-version-2.gguf},
- * {@code tiny-plan-version-1.json}) were written by the writers of their time; they stay as they are.
+ * {@code tiny-stats-version-3.gguf}, {@code tiny-plan-version-1.json}) were written by the writers of their time; they stay as
+ * they are.
  */
 public final class SeedCorpus {
     private static final String TEXT = "Once upon a time there was a little cat. The cat liked to play in the sun. One day the cat met a dog. "

@@ -60,19 +60,75 @@ public interface FusedAxpy {
             SCALAR.floats(a, x, xOffset + i, y, yOffset + i, length - i);
         }
 
-        /** Four rows by two vectors of columns in registers; one row at a time for the rows left over. */
+        /**
+         * Four rows by four vectors of columns in registers (sixteen accumulators, four loads of x and four
+         * broadcasts per sixteen multiply-adds), then four rows by two vectors, then one row at a time for
+         * the rows left over.
+         */
         @Override
         public void tile(float[] a, int aOffset, int aStride, float[] x, int xOffset, int xStride, float[] y, int yOffset, int yStride,
                          int rows, int depth, int from, int to) {
+            int wideEnd = from + (to - from) / (4 * LANES) * (4 * LANES);
             int columnsEnd = from + (to - from) / (2 * LANES) * (2 * LANES);
             int r = 0;
             for (; r + 4 <= rows; r += 4) {
-                int a0 = aOffset + r * aStride, y0 = yOffset + r * yStride;
-                for (int c = from; c < columnsEnd; c += 2 * LANES) {
+                int a0 = aOffset + r * aStride, y0 = yOffset + r * yStride, y1 = y0 + yStride, y2 = y1 + yStride, y3 = y2 + yStride;
+                for (int c = from; c < wideEnd; c += 4 * LANES) {
+                    FloatVector p00 = FloatVector.fromArray(FLOATS, y, y0 + c), p01 = FloatVector.fromArray(FLOATS, y, y0 + c + LANES);
+                    FloatVector p02 = FloatVector.fromArray(FLOATS, y, y0 + c + 2 * LANES), p03 = FloatVector.fromArray(FLOATS, y, y0 + c + 3 * LANES);
+                    FloatVector p10 = FloatVector.fromArray(FLOATS, y, y1 + c), p11 = FloatVector.fromArray(FLOATS, y, y1 + c + LANES);
+                    FloatVector p12 = FloatVector.fromArray(FLOATS, y, y1 + c + 2 * LANES), p13 = FloatVector.fromArray(FLOATS, y, y1 + c + 3 * LANES);
+                    FloatVector p20 = FloatVector.fromArray(FLOATS, y, y2 + c), p21 = FloatVector.fromArray(FLOATS, y, y2 + c + LANES);
+                    FloatVector p22 = FloatVector.fromArray(FLOATS, y, y2 + c + 2 * LANES), p23 = FloatVector.fromArray(FLOATS, y, y2 + c + 3 * LANES);
+                    FloatVector p30 = FloatVector.fromArray(FLOATS, y, y3 + c), p31 = FloatVector.fromArray(FLOATS, y, y3 + c + LANES);
+                    FloatVector p32 = FloatVector.fromArray(FLOATS, y, y3 + c + 2 * LANES), p33 = FloatVector.fromArray(FLOATS, y, y3 + c + 3 * LANES);
+                    for (int k = 0; k < depth; k++) {
+                        int xk = xOffset + k * xStride + c;
+                        FloatVector u0 = FloatVector.fromArray(FLOATS, x, xk), u1 = FloatVector.fromArray(FLOATS, x, xk + LANES);
+                        FloatVector u2 = FloatVector.fromArray(FLOATS, x, xk + 2 * LANES), u3 = FloatVector.fromArray(FLOATS, x, xk + 3 * LANES);
+                        FloatVector b = FloatVector.broadcast(FLOATS, a[a0 + k]);
+                        p00 = u0.fma(b, p00);
+                        p01 = u1.fma(b, p01);
+                        p02 = u2.fma(b, p02);
+                        p03 = u3.fma(b, p03);
+                        b = FloatVector.broadcast(FLOATS, a[a0 + aStride + k]);
+                        p10 = u0.fma(b, p10);
+                        p11 = u1.fma(b, p11);
+                        p12 = u2.fma(b, p12);
+                        p13 = u3.fma(b, p13);
+                        b = FloatVector.broadcast(FLOATS, a[a0 + 2 * aStride + k]);
+                        p20 = u0.fma(b, p20);
+                        p21 = u1.fma(b, p21);
+                        p22 = u2.fma(b, p22);
+                        p23 = u3.fma(b, p23);
+                        b = FloatVector.broadcast(FLOATS, a[a0 + 3 * aStride + k]);
+                        p30 = u0.fma(b, p30);
+                        p31 = u1.fma(b, p31);
+                        p32 = u2.fma(b, p32);
+                        p33 = u3.fma(b, p33);
+                    }
+                    p00.intoArray(y, y0 + c);
+                    p01.intoArray(y, y0 + c + LANES);
+                    p02.intoArray(y, y0 + c + 2 * LANES);
+                    p03.intoArray(y, y0 + c + 3 * LANES);
+                    p10.intoArray(y, y1 + c);
+                    p11.intoArray(y, y1 + c + LANES);
+                    p12.intoArray(y, y1 + c + 2 * LANES);
+                    p13.intoArray(y, y1 + c + 3 * LANES);
+                    p20.intoArray(y, y2 + c);
+                    p21.intoArray(y, y2 + c + LANES);
+                    p22.intoArray(y, y2 + c + 2 * LANES);
+                    p23.intoArray(y, y2 + c + 3 * LANES);
+                    p30.intoArray(y, y3 + c);
+                    p31.intoArray(y, y3 + c + LANES);
+                    p32.intoArray(y, y3 + c + 2 * LANES);
+                    p33.intoArray(y, y3 + c + 3 * LANES);
+                }
+                for (int c = wideEnd; c < columnsEnd; c += 2 * LANES) {
                     FloatVector p0 = FloatVector.fromArray(FLOATS, y, y0 + c), q0 = FloatVector.fromArray(FLOATS, y, y0 + c + LANES);
-                    FloatVector p1 = FloatVector.fromArray(FLOATS, y, y0 + yStride + c), q1 = FloatVector.fromArray(FLOATS, y, y0 + yStride + c + LANES);
-                    FloatVector p2 = FloatVector.fromArray(FLOATS, y, y0 + 2 * yStride + c), q2 = FloatVector.fromArray(FLOATS, y, y0 + 2 * yStride + c + LANES);
-                    FloatVector p3 = FloatVector.fromArray(FLOATS, y, y0 + 3 * yStride + c), q3 = FloatVector.fromArray(FLOATS, y, y0 + 3 * yStride + c + LANES);
+                    FloatVector p1 = FloatVector.fromArray(FLOATS, y, y1 + c), q1 = FloatVector.fromArray(FLOATS, y, y1 + c + LANES);
+                    FloatVector p2 = FloatVector.fromArray(FLOATS, y, y2 + c), q2 = FloatVector.fromArray(FLOATS, y, y2 + c + LANES);
+                    FloatVector p3 = FloatVector.fromArray(FLOATS, y, y3 + c), q3 = FloatVector.fromArray(FLOATS, y, y3 + c + LANES);
                     for (int k = 0; k < depth; k++) {
                         int xk = xOffset + k * xStride + c;
                         FloatVector u = FloatVector.fromArray(FLOATS, x, xk), v = FloatVector.fromArray(FLOATS, x, xk + LANES);
@@ -91,12 +147,12 @@ public interface FusedAxpy {
                     }
                     p0.intoArray(y, y0 + c);
                     q0.intoArray(y, y0 + c + LANES);
-                    p1.intoArray(y, y0 + yStride + c);
-                    q1.intoArray(y, y0 + yStride + c + LANES);
-                    p2.intoArray(y, y0 + 2 * yStride + c);
-                    q2.intoArray(y, y0 + 2 * yStride + c + LANES);
-                    p3.intoArray(y, y0 + 3 * yStride + c);
-                    q3.intoArray(y, y0 + 3 * yStride + c + LANES);
+                    p1.intoArray(y, y1 + c);
+                    q1.intoArray(y, y1 + c + LANES);
+                    p2.intoArray(y, y2 + c);
+                    q2.intoArray(y, y2 + c + LANES);
+                    p3.intoArray(y, y3 + c);
+                    q3.intoArray(y, y3 + c + LANES);
                 }
             }
             for (; r < rows; r++) {
