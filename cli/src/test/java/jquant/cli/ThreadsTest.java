@@ -67,8 +67,7 @@ class ThreadsTest {
             assertThat(cpu[1]).as("%s: CPU of other threads (ns) against the caller's %d", stage[0], cpu[0]).isLessThan(cpu[0] / 20);
         }
         // The same measure sees the work spread over two threads when asked for them.
-        long[] two = cpuOf("--threads", "2", "-q", "pack", model, "--tokenizer", tokenizer, "--plan", plan, "--stats", stats, "--rounding", "gptq",
-                "--out", dir.resolve("two.jqw").toString());
-        assertThat(two[1]).as("pack on two threads: CPU of the other thread").isGreaterThan(two[0] / 10);
+        long[] two = cpuOf("--threads", "2", "-q", "eval", packed, "--data", text.toString(), "--ctx", "128");
+        assertThat(two[1]).as("eval on two threads: CPU of the other thread against the caller's %d", two[0]).isGreaterThan(two[0] / 10);
     }
 }
