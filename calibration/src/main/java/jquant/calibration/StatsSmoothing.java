@@ -48,6 +48,9 @@ public final class StatsSmoothing implements SmoothedSource {
     public SmoothingRule rule() { return model.rule(); }
 
     @Override
+    public float[] weights(TensorKind kind, int layer) { return model.weights(kind, layer); }
+
+    @Override
     public float[] outputFactor(TensorKind kind, int layer) { return model.outputFactor(kind, layer); }
 
     @Override

@@ -245,8 +245,8 @@ public final class ModelPacker {
     /** The parts tensor {@code e} gets from {@code source} under {@code options}: what pack writes and verify expects. */
     static TensorEncoding.Parts encode(Checkpoint source, Entry e, Options options) {
         boolean smoothed = options.smooths(e.kind());
-        Tensor t = (smoothed ? options.smoothing().smoothed() : source).tensor(e.kind(), e.layer());
         if (isFloat(e.kind(), options)) {
+            Tensor t = (smoothed ? options.smoothing().smoothed() : source).tensor(e.kind(), e.layer());
             if (!KEEPABLE.contains(e.kind())) return TensorEncoding.f32(t.toFloats());
             return switch (options.keepType()) {
                 case f32 -> TensorEncoding.f32(t.toFloats());
@@ -258,15 +258,20 @@ public final class ModelPacker {
                 }
             };
         }
+        Tensor t = source.tensor(e.kind(), e.layer());
         TensorPlan p = planFor(options.plan(), e, source);
         if (p.rows() != t.rows() || p.cols() != t.cols()) {
             throw new IllegalArgumentException("the plan's " + p.name() + " is " + p.rows() + "×" + p.cols() + " but the model's "
                     + e.name() + " is " + t.rows() + "×" + t.cols());
         }
         float[] outputFactor = smoothed ? options.smoothing().outputFactor(e.kind(), e.layer()) : null;
-        QuantizedMatrix q = options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING
-                ? ErrorCompensatedRounding.quantize(t.toFloats(), t.rows(), t.cols(), p.bits(), options.smoothing().hessian(e.kind(), e.layer()))
-                : SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), p.bits());
+        // The Hessian first, then W': at 70B widths each is gigabytes, and neither needs the other's transients.
+        ErrorCompensatedRounding.Hessian hessian = options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING
+                ? options.smoothing().hessian(e.kind(), e.layer()) : null;
+        float[] weights = smoothed ? options.smoothing().weights(e.kind(), e.layer()) : t.toFloats();
+        QuantizedMatrix q = hessian != null
+                ? ErrorCompensatedRounding.quantize(weights, t.rows(), t.cols(), p.bits(), hessian)
+                : SymmetricChannelQuantizer.quantize(weights, t.rows(), t.cols(), p.bits());
         return TensorEncoding.weightlet(q, outputFactor);
     }
 

@@ -26,6 +26,9 @@ public interface SmoothedSource {
     /** The smoothed view: W' of every linear layer and folded norm gains, by {@link Checkpoint#tensor}. */
     Checkpoint smoothed();
 
+    /** W' of a linear layer, row-major {@code [out][in]}: what {@link #smoothed()} holds, without a tensor around it. */
+    float[] weights(TensorKind kind, int layer);
+
     /** S_O'^β of a linear layer, per output channel. */
     float[] outputFactor(TensorKind kind, int layer);
 

@@ -34,6 +34,9 @@ public record FakeSmoothing(Checkpoint smoothed, RowFactor rowFactor, LayerScale
     }
 
     @Override
+    public float[] weights(TensorKind kind, int layer) { return smoothed.tensor(kind, layer).toFloats(); }
+
+    @Override
     public float[] outputFactor(TensorKind kind, int layer) {
         float[] f = new float[smoothed.tensor(kind, layer).rows()];
         for (int r = 0; r < f.length; r++) f[r] = rowFactor.of(r);
