@@ -7,6 +7,7 @@ import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
 import jquant.quantize.QuantLimits;
 import jquant.runtime.Compute;
+import jquant.runtime.HiddenStates;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Tokenizer;

@@ -40,6 +40,10 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--series", defaultValue = "", paramLabel = "<name>", description = "The series 'jquant report' draws this result in (e.g. the method), with its run mode.")
     String series;
 
+    @Option(names = "--layerwise", description = "Go through each model one decoder layer at a time over all windows, holding one layer of "
+            + "its file in memory (a model larger than memory; the same figures); with --base, the base runs first, alone.")
+    boolean layerwise;
+
     @Mixin
     ModelOptions options = new ModelOptions();
 
@@ -53,9 +57,9 @@ final class EvalCommand implements Callable<Integer> {
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {
-            result = Evaluation.run(new Evaluation.Request(model, data, ctx, base, options.tokenizer, options.mode.mode, options.kernels, series),
+            result = Evaluation.run(new Evaluation.Request(model, data, ctx, base, options.tokenizer, options.mode.mode, options.kernels, series, layerwise),
                     new Evaluation.Listener() {
-                        @Override public void started(long windows) { bar[0] = new Progress("eval", windows, "windows"); }
+                        @Override public void started(long steps) { bar[0] = new Progress("eval", steps, layerwise ? "layers" : "windows"); }
                         @Override public void scored(long windows) { bar[0].stepTo(windows); }
                     });
         } finally {

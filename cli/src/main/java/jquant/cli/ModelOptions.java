@@ -26,9 +26,10 @@ final class ModelOptions {
                     + "float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
 
-    @Option(names = "--load", defaultValue = "pipelined", converter = LoadingConverter.class, paramLabel = "pipelined|eager",
+    @Option(names = "--load", defaultValue = "pipelined", converter = LoadingConverter.class, paramLabel = "pipelined|eager|layerwise",
             description = "pipelined: start computing at once while a background thread pages in (and for .jqw verifies) the layers "
-                    + "in forward-pass order; eager: page in and verify everything first (default: ${DEFAULT-VALUE}).")
+                    + "in forward-pass order; eager: page in and verify everything first; layerwise: each layer when the forward pass "
+                    + "first needs it (default: ${DEFAULT-VALUE}).")
     LayerLoader.Policy loading;
 
     LoadedModel open(Path model) throws CheckpointException {
@@ -40,7 +41,7 @@ final class ModelOptions {
         @Override
         public LayerLoader.Policy convert(String name) {
             for (LayerLoader.Policy p : LayerLoader.Policy.values()) if (p.name().equalsIgnoreCase(name)) return p;
-            throw new CommandLine.TypeConversionException("'" + name + "' is not one of pipelined, eager");
+            throw new CommandLine.TypeConversionException("'" + name + "' is not one of pipelined, eager, layerwise");
         }
     }
 

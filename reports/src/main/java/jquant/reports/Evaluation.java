@@ -1,12 +1,15 @@
 package jquant.reports;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import jquant.core.Memory;
 import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
 import jquant.formats.ModelConfig;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
+import jquant.runtime.Compute;
 import jquant.runtime.KernelChoice;
+import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
@@ -40,15 +43,28 @@ public final class Evaluation {
      * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
      * @param mode      how a packed model's weights run
      * @param kernels   how a checkpoint's linear layers multiply
+     * @param layerwise whether to go through each model one decoder layer at a time over all windows, holding one
+     *                  layer of its file in memory ({@link Perplexity.Layerwise}: the same figures), the base first and
+     *                  alone; otherwise window by window through the whole model, both models side by side
      */
-    public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series) {
-        /** Without a series name. */
+    public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series,
+                          boolean layerwise) {
+        /** Window by window. */
+        public Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series) {
+            this(model, data, ctx, base, tokenizer, mode, kernels, series, false);
+        }
+
+        /** Without a series name, window by window. */
         public Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) {
             this(model, data, ctx, base, tokenizer, mode, kernels, "");
         }
     }
 
-    /** Told once the models are loaded and the text tokenized, then after each window; both do nothing unless overridden. */
+    /**
+     * Told once the models are loaded and the text tokenized, then after each window (after each stage of each
+     * model when {@link Request#layerwise}: the count given to {@code started} is then of stages); both do
+     * nothing unless overridden.
+     */
     public interface Listener {
         default void started(long windows) {}
 
@@ -57,6 +73,7 @@ public final class Evaluation {
 
     /** Evaluates {@code request}; loading and tokenizing count towards its seconds. */
     public static EvalResult run(Request request, Listener listener) throws IOException {
+        if (request.layerwise()) return layerwise(request, listener);
         String text = readText(request.data());
         String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
         long start = System.nanoTime();
@@ -77,6 +94,48 @@ public final class Evaluation {
                 Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
                 return result(request, dataSha256, weights(b.model().config()), threads(m), c.model(), c.base(), c, start, recorder);
             }
+        }
+    }
+
+    /**
+     * {@link Request#layerwise}: each model opened to load its layers only when they are needed
+     * ({@link LayerLoader.Policy#LAYERWISE}) and run one layer at a time, each layer's pages released after
+     * it; the base first (its logits at the scored positions kept), then the model. The windows' hidden
+     * states stay in memory up to a quarter of the heap, beyond it in a scratch file in the temporary folder.
+     */
+    private static EvalResult layerwise(Request request, Listener listener) throws IOException {
+        String text = readText(request.data());
+        String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
+        long start = System.nanoTime();
+        Perplexity ppl = new Perplexity(request.ctx());
+        Path scratch = Path.of(System.getProperty("java.io.tmpdir"));
+        try (LoadedModel m = LoadedModel.open(request.model(), request.tokenizer(), request.mode(), request.kernels(), Compute.vector(),
+                LayerLoader.Policy.LAYERWISE)) {
+            int[] tokens = m.tokenizer().encode(text);
+            int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
+            TokenRecorder recorder = new TokenRecorder(request.base() != null);
+            int stages = m.model().config().layers() + 2;
+            Perplexity.Layerwise byModel = new Perplexity.Layerwise(m::release, scratch, Memory.heap() / 4);
+            if (request.base() == null) {
+                listener.started(stages);
+                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, byModel, (done, total, p) -> listener.scored(done), recorder);
+                return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
+            }
+            Perplexity.Reference reference;
+            long weights;
+            int baseStages;
+            try (LoadedModel b = LoadedModel.open(request.base(), request.tokenizer(), request.mode(), request.kernels(), Compute.vector(),
+                    LayerLoader.Policy.LAYERWISE)) {
+                checkSameVocabulary(b.vocabulary().pieces(), m, request.base());
+                baseStages = b.model().config().layers() + 2;
+                listener.started(baseStages + stages);
+                reference = ppl.reference(b.model(), tokens, bos, new Perplexity.Layerwise(b::release, scratch, Memory.heap() / 4),
+                        (done, total, p) -> listener.scored(done));
+                weights = weights(b.model().config());
+            }
+            int before = baseStages;
+            Perplexity.Comparison c = ppl.compare(m.model(), reference, byModel, (done, total, p) -> listener.scored(before + done), recorder);
+            return result(request, dataSha256, weights, threads(m), c.model(), c.base(), c, start, recorder);
         }
     }
 

@@ -12,6 +12,9 @@ import java.util.List;
  *
  * <p>{@link Policy#EAGER} does the same work before the model is handed out (load everything first):
  * the baseline the pipeline is measured against, and what a caller wants before timing compute alone.
+ * {@link Policy#LAYERWISE} loads a stage only when the forward pass first asks for it, on the caller's
+ * thread: a run that goes through the model one layer at a time (and releases each, {@link
+ * LoadedModel#release}) then holds one layer of the file, not all of it.
  *
  * <p>Stage {@code 0} is the embedding, stage {@code l + 1} block {@code l}, stage {@code layers + 1}
  * the final norm and classifier ({@link LlamaModel.LayerGate}).
@@ -23,7 +26,9 @@ public final class LayerLoader implements LlamaModel.LayerGate, AutoCloseable {
         /** In the background, in forward-pass order, while the model already computes. */
         PIPELINED,
         /** All of them before the model is used. */
-        EAGER
+        EAGER,
+        /** Each when the forward pass first needs it, and not before. */
+        LAYERWISE
     }
 
     /** Loads one stage: pages in its bytes and checks whatever can be checked. */
@@ -33,6 +38,7 @@ public final class LayerLoader implements LlamaModel.LayerGate, AutoCloseable {
     }
 
     private final List<Stage> stages;
+    private final Policy policy;
     private final Thread thread;
     /** Stages {@code [0, ready)} are loaded. */
     private volatile int ready;
@@ -41,10 +47,13 @@ public final class LayerLoader implements LlamaModel.LayerGate, AutoCloseable {
 
     private LayerLoader(List<Stage> stages, Policy policy) {
         this.stages = List.copyOf(stages);
+        this.policy = policy;
         if (policy == Policy.EAGER) {
             run();
             this.thread = null;
             if (failure != null) throw rethrown(failure);
+        } else if (policy == Policy.LAYERWISE) {
+            this.thread = null;
         } else {
             this.thread = Thread.ofPlatform().daemon().name("jquant-layer-loader").start(this::run);
         }
@@ -83,6 +92,10 @@ public final class LayerLoader implements LlamaModel.LayerGate, AutoCloseable {
     @Override
     public void await(int stage) {
         if (stage < ready) return;
+        if (policy == Policy.LAYERWISE) {
+            loadThrough(stage);
+            return;
+        }
         synchronized (this) {
             while (stage >= ready && failure == null) {
                 try {
@@ -94,6 +107,18 @@ public final class LayerLoader implements LlamaModel.LayerGate, AutoCloseable {
             }
         }
         if (stage >= ready) throw rethrown(failure);
+    }
+
+    /** Loads the stages up to {@code stage} that are not loaded yet, here. */
+    private synchronized void loadThrough(int stage) {
+        while (ready <= stage && ready < stages.size()) {
+            try {
+                stages.get(ready).load();
+            } catch (Throwable t) {
+                throw rethrown(t);
+            }
+            ready++;
+        }
     }
 
     private static RuntimeException rethrown(Throwable t) {

@@ -17,13 +17,27 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 /**
  * A model ready to run: where it came from, its vocabulary, the runtime model and its tokenizer, and
  * the open file or checkpoint behind it (closed with this). What {@code jquant run} and
  * {@code jquant eval} open, for library users too.
+ *
+ * @param pages drops a stage's pages of the mapped file from the process's resident memory ({@link #release})
  */
-public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource) implements AutoCloseable {
+public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource, IntConsumer pages)
+        implements AutoCloseable {
+
+    /**
+     * Drops the pages of stage {@code stage} (numbered as {@link LayerLoader}'s: 0 the embedding, l + 1 block
+     * l, layers + 1 the classifier) from the process's resident memory; they are read again from the page
+     * cache or the disk if used later. A pass that goes through the model one layer at a time calls it
+     * after each layer, so its resident set holds one layer of the file.
+     */
+    public void release(int stage) {
+        pages.accept(stage);
+    }
 
     /**
      * Opens any checkpoint jquant reads, or a jquant packed file (recognised by its magic) in
@@ -52,7 +66,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
             LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute)).withGate(loader);
-            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c));
+            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage));
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;
@@ -71,6 +85,19 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
         }
         stages.add(LayerLoader.pageIn(List.of(c.tensor(TensorKind.FINAL_NORM, 0).data(), c.tensor(TensorKind.HEAD, 0).data())));
         return stages;
+    }
+
+    /** Unloads the tensors of one stage of a checkpoint. */
+    private static void release(Checkpoint c, int stage) {
+        ModelConfig config = c.config();
+        if (stage == 0) {
+            c.tensor(TensorKind.EMBEDDING, 0).unload();
+        } else if (stage <= config.layers()) {
+            for (TensorKind kind : TensorKind.values()) if (kind.perLayer() && kind.presentIn(config)) c.tensor(kind, stage - 1).unload();
+        } else {
+            c.tensor(TensorKind.FINAL_NORM, 0).unload();
+            c.tensor(TensorKind.HEAD, 0).unload();
+        }
     }
 
     /** Stops the loader before the mapping it reads is closed. */
@@ -112,7 +139,8 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
             }
             LayerLoader loader = LayerLoader.start(stages, loading);
             LlamaModel model = PackedModelLoader.load(f, compute, mode).withGate(loader);
-            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f));
+            // The file's layers are not slices we keep; dropping the whole mapping's pages is as cheap and leaves the next layer to the loader.
+            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f), stage -> f.unload());
         } catch (CheckpointException | RuntimeException e) {
             f.close();
             throw e;

@@ -1,6 +1,9 @@
 package jquant.runtime;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.function.IntConsumer;
 
 /**
  * Perplexity of a model on a text, and its divergence from a base model, by llama.cpp's
@@ -63,6 +66,17 @@ public final class Perplexity {
      */
     public record Comparison(Result model, Result base, double meanKl, double klP99, double maxKl, double top1Agreement) {}
 
+    /**
+     * How to go through a model one decoder layer at a time over all windows rather than one window at a
+     * time through all layers: the same products on the same rows, so the same bits, for a model larger
+     * than memory. The embedding of every window first, then every window through block 0, then block 1,
+     * …, the classifier last; after each stage {@code release} is told its number ({@link LayerLoader}'s
+     * stages) so that its pages can leave memory ({@link LoadedModel#release}). The windows' hidden states
+     * stay in memory up to {@code bound} bytes and beyond it in a scratch file in {@code scratch}
+     * ({@link HiddenStates}). Progress counts stages, not windows.
+     */
+    public record Layerwise(IntConsumer release, Path scratch, long bound) {}
+
     private final int context;
 
     /** Evaluation with windows of {@code context} tokens (llama-perplexity's {@code -c}). */
@@ -83,7 +97,16 @@ public final class Perplexity {
 
     /** As {@link #evaluate(LlamaModel, int[], int, Progress)}, each scored position also told to {@code scores} (may be null). */
     public Result evaluate(LlamaModel model, int[] tokens, int bos, Progress progress, TokenScores scores) {
-        return run(model, null, tokens, bos, progress, scores).model;
+        checkTokens(tokens, model, "model");
+        return run(model, byWindow(model), null, tokens, bos, progress, scores).model;
+    }
+
+    /** As {@link #evaluate(LlamaModel, int[], int, Progress, TokenScores)}, one layer at a time ({@link Layerwise}). */
+    public Result evaluate(LlamaModel model, int[] tokens, int bos, Layerwise by, Progress progress, TokenScores scores) throws IOException {
+        checkTokens(tokens, model, "model");
+        try (LayerwiseLogits logits = new LayerwiseLogits(model, tokens, bos, by, progress)) {
+            return run(model, logits, null, tokens, bos, null, scores).model;
+        }
     }
 
     /** Perplexities of both models on {@code text} and the divergence of {@code model} from {@code base}. */
@@ -100,8 +123,9 @@ public final class Perplexity {
     public Comparison compare(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress, TokenScores scores) {
         checkVocabularies(model, base.config().vocabSize());
         checkContext(base, "base model");
+        checkTokens(tokens, model, "model");
         InferenceSession baseSession = base.newSession(context);
-        return comparison(run(model, (w, window) -> baseSession.forward(window, 0, context / 2), tokens, bos, progress, scores));
+        return comparison(run(model, byWindow(model), (w, window) -> baseSession.forward(window, 0, context / 2), tokens, bos, progress, scores));
     }
 
     /**
@@ -138,11 +162,95 @@ public final class Perplexity {
         return new Reference(context, tokens.clone(), bos, base.config().vocabSize(), windows);
     }
 
+    /** As {@link #reference(LlamaModel, int[], int, Progress)}, one layer at a time ({@link Layerwise}). */
+    public Reference reference(LlamaModel base, int[] tokens, int bos, Layerwise by, Progress progress) throws IOException {
+        checkTokens(tokens, base, "base model");
+        float[][] windows = new float[tokens.length / context][];
+        try (LayerwiseLogits logits = new LayerwiseLogits(base, tokens, bos, by, progress)) {
+            for (int w = 0; w < windows.length; w++) windows[w] = logits.of(w, null);
+        }
+        return new Reference(context, tokens.clone(), bos, base.config().vocabSize(), windows);
+    }
+
     /** Perplexity of {@code model} on the reference's text and its divergence from the reference's base model. */
     public Comparison compare(LlamaModel model, Reference base, Progress progress, TokenScores scores) {
         if (base.context != context) throw new IllegalArgumentException("the reference was made with windows of " + base.context + " tokens, not " + context);
         checkVocabularies(model, base.vocab);
-        return comparison(run(model, (w, window) -> base.windows[w], base.tokens, base.bos, progress, scores));
+        checkTokens(base.tokens, model, "model");
+        return comparison(run(model, byWindow(model), (w, window) -> base.windows[w], base.tokens, base.bos, progress, scores));
+    }
+
+    /** As {@link #compare(LlamaModel, Reference, Progress, TokenScores)}, one layer at a time ({@link Layerwise}). */
+    public Comparison compare(LlamaModel model, Reference base, Layerwise by, Progress progress, TokenScores scores) throws IOException {
+        if (base.context != context) throw new IllegalArgumentException("the reference was made with windows of " + base.context + " tokens, not " + context);
+        checkVocabularies(model, base.vocab);
+        checkTokens(base.tokens, model, "model");
+        try (LayerwiseLogits logits = new LayerwiseLogits(model, base.tokens, base.bos, by, progress)) {
+            return comparison(run(model, logits, (w, window) -> base.windows[w], base.tokens, base.bos, null, scores));
+        }
+    }
+
+    /** A window's logits at its scored positions, row-major {@code [ctx/2][vocab]}: computed now, or kept. */
+    @FunctionalInterface
+    private interface WindowLogits {
+        float[] of(int w, int[] window);
+    }
+
+    /** One window at a time through the whole model: its own session, the cache refilled each window. */
+    private WindowLogits byWindow(LlamaModel model) {
+        InferenceSession session = model.newSession(context);
+        return (w, window) -> session.forward(window, 0, context / 2);
+    }
+
+    /** Every window through one layer at a time ({@link Layerwise}); the logits of window w come from its last hidden states. */
+    private final class LayerwiseLogits implements WindowLogits, AutoCloseable {
+        private final InferenceSession session;
+        private final HiddenStates states;
+        private final int first = context / 2, dim;
+        private final Runnable releaseHead;
+
+        LayerwiseLogits(LlamaModel model, int[] tokens, int bos, Layerwise by, Progress progress) throws IOException {
+            int windows = tokens.length / context, layers = model.config().layers();
+            this.dim = model.config().dim();
+            this.releaseHead = () -> by.release().accept(layers + 1);
+            int[] lengths = new int[windows];
+            Arrays.fill(lengths, context);
+            this.session = model.newSession(context);
+            this.states = new HiddenStates(lengths, model.config().dim(), by.bound(), by.scratch());
+            try {
+                for (int w = 0; w < windows; w++) {
+                    float[] h = states.buffer(w);
+                    session.embed(window(tokens, w, bos), h);
+                    states.put(w, h);
+                }
+                by.release().accept(0);
+                if (progress != null) progress.update(1, layers + 2, Double.NaN);
+                for (int layer = 0; layer < layers; layer++) {
+                    for (int w = 0; w < windows; w++) {
+                        float[] h = states.get(w);
+                        session.forwardBlock(layer, h, context);
+                        states.put(w, h);
+                    }
+                    by.release().accept(layer + 1);
+                    if (progress != null) progress.update(layer + 2, layers + 2, Double.NaN);
+                }
+            } catch (RuntimeException e) {
+                states.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public float[] of(int w, int[] window) {
+            float[] h = states.get(w);
+            return session.logits(Arrays.copyOfRange(h, first * dim, context * dim), context - first);
+        }
+
+        @Override
+        public void close() throws IOException {
+            states.close();
+            releaseHead.run();
+        }
     }
 
     private static void checkVocabularies(LlamaModel model, int baseVocab) {
@@ -213,8 +321,7 @@ public final class Perplexity {
         return window;
     }
 
-    private Scores run(LlamaModel model, BaseLogits base, int[] tokens, int bos, Progress progress, TokenScores scores) {
-        checkTokens(tokens, model, "model");
+    private Scores run(LlamaModel model, WindowLogits modelLogits, BaseLogits base, int[] tokens, int bos, Progress progress, TokenScores scores) {
         int vocab = model.config().vocabSize();
         int windows = tokens.length / context;
         int first = context / 2;
@@ -225,12 +332,11 @@ public final class Perplexity {
         float[] kl = base == null ? null : new float[count];
         double klSum = 0;
         int sameTop = 0;
-        InferenceSession session = model.newSession(context);
         int scored = 0;
         for (int w = 0; w < windows; w++) {
             int start = w * context;
             int[] window = window(tokens, w, bos);
-            float[] logits = session.forward(window, 0, first);
+            float[] logits = modelLogits.of(w, window);
             float[] baseLogits = base == null ? null : base.of(w, window);
             for (int j = 0; j < perWindow; j++) {
                 int target = window[first + j + 1];

@@ -47,6 +47,23 @@ class LayerLoaderTest {
         }
     }
 
+    /** Layerwise: nothing is loaded ahead; waiting for a stage loads it, and any before it, on the waiting thread. */
+    @Test
+    void layerwiseLoadsAStageOnlyWhenItIsAwaited() {
+        List<Integer> order = new ArrayList<>();
+        List<LayerLoader.Stage> stages = List.of(() -> order.add(0), () -> order.add(1), () -> order.add(2), () -> order.add(3));
+        try (LayerLoader loader = LayerLoader.start(stages, LayerLoader.Policy.LAYERWISE)) {
+            assertThat(order).isEmpty();
+            loader.await(1);
+            assertThat(order).containsExactly(0, 1);
+            loader.await(0);
+            loader.await(1);
+            assertThat(order).containsExactly(0, 1);
+            loader.await(3);
+            assertThat(order).containsExactly(0, 1, 2, 3);
+        }
+    }
+
     @Test
     void aFailedStageFailsEveryWaitFromItOn() {
         List<LayerLoader.Stage> stages = List.of(() -> {}, () -> { throw new IOException("layer 1 is unreadable"); }, () -> {});
@@ -56,6 +73,9 @@ class LayerLoaderTest {
             assertThatThrownBy(() -> loader.await(2)).hasMessage("layer 1 is unreadable");
         }
         assertThatThrownBy(() -> LayerLoader.start(stages, LayerLoader.Policy.EAGER)).hasMessage("layer 1 is unreadable");
+        try (LayerLoader loader = LayerLoader.start(stages, LayerLoader.Policy.LAYERWISE)) {
+            assertThatThrownBy(() -> loader.await(2)).hasMessage("layer 1 is unreadable");
+        }
     }
 
     @Test

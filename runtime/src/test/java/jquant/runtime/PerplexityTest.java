@@ -41,6 +41,37 @@ class PerplexityTest {
         }
     }
 
+    /**
+     * One layer at a time over all windows (hidden states in memory, and spilled to a scratch file) gives
+     * window-by-window's figures to the bit, against itself and against a base, every stage released once.
+     */
+    @Test
+    void layerwiseEvaluationIsWindowByWindowBitForBit(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+        try (LoadedModel m = LoadedModel.open(SharedFiles.model("stories260K.bin"), null, PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO,
+                Compute.vector(), LayerLoader.Policy.LAYERWISE)) {
+            int[] tokens = Arrays.copyOf(m.tokenizer().encode(Files.readString(SharedFiles.data("tinystories-valid-sample.txt"))), 6 * 128 + 5);
+            Perplexity perplexity = new Perplexity(128);
+            Perplexity.Result expected = perplexity.evaluate(m.model(), tokens, m.tokenizer().bos(), null);
+            for (long bound : new long[] {Long.MAX_VALUE, 0}) {
+                List<Integer> released = new ArrayList<>();
+                Perplexity.Layerwise by = new Perplexity.Layerwise(stage -> {
+                    released.add(stage);
+                    m.release(stage);
+                }, dir, bound);
+                assertThat(perplexity.evaluate(m.model(), tokens, m.tokenizer().bos(), by, null, null)).as("bound %d", bound).isEqualTo(expected);
+                int stages = m.model().config().layers() + 2;
+                assertThat(released).containsExactlyElementsOf(java.util.stream.IntStream.range(0, stages).boxed().toList());
+            }
+            Perplexity.Reference reference = perplexity.reference(m.model(), tokens, m.tokenizer().bos(), new Perplexity.Layerwise(m::release, dir, 0), null);
+            Perplexity.Comparison layerwise = perplexity.compare(m.model(), reference, new Perplexity.Layerwise(m::release, dir, 0), null, null);
+            assertThat(layerwise).isEqualTo(perplexity.compare(m.model(), m.model(), tokens, m.tokenizer().bos(), null));
+            assertThat(layerwise.meanKl()).isZero();
+        }
+        try (var scratch = Files.list(dir)) {
+            assertThat(scratch).as("scratch files left behind").isEmpty();
+        }
+    }
+
     @Test
     void modelAgainstItselfHasNoDivergenceAndAPerturbedOneHasSome() throws IOException {
         try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {

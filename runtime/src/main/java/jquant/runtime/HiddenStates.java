@@ -1,4 +1,4 @@
-package jquant.calibration;
+package jquant.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,11 +12,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * The calibration windows' hidden states between decoder layers (tokens × dim floats): what a
- * layer-sequential run carries from one layer to the next. Held in memory when they fit the bound
- * given, otherwise in a scratch file (deleted on close), one window read and written back at a time.
+ * Windows' hidden states between decoder layers (tokens × dim floats): what a layer-sequential run
+ * (calibration, evaluation of a model larger than memory) carries from one layer to the next. Held in
+ * memory when they fit the bound given, otherwise in a scratch file (deleted on close), one window read
+ * and written back at a time.
  */
-final class HiddenStates implements AutoCloseable {
+public final class HiddenStates implements AutoCloseable {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int[] lengths;
@@ -32,7 +33,7 @@ final class HiddenStates implements AutoCloseable {
      * @param lengths tokens of each window
      * @param bound   bytes the states may take in memory; beyond it they go to a scratch file in {@code folder}
      */
-    HiddenStates(int[] lengths, int dim, long bound, Path folder) throws IOException {
+    public HiddenStates(int[] lengths, int dim, long bound, Path folder) throws IOException {
         this.lengths = lengths.clone();
         this.dim = dim;
         this.offsets = new long[lengths.length + 1];
@@ -57,24 +58,24 @@ final class HiddenStates implements AutoCloseable {
     }
 
     /** Bytes all windows' states take. */
-    static long bytes(int tokens, int dim) {
+    public static long bytes(int tokens, int dim) {
         return (long) tokens * dim * Float.BYTES;
     }
 
     /** Whether the states live in a scratch file. */
-    boolean spilled() {
+    public boolean spilled() {
         return file != null;
     }
 
     /** A buffer to fill window {@code w}'s states into (its own array in memory; the shared buffer when spilled). */
-    float[] buffer(int w) {
+    public float[] buffer(int w) {
         if (held == null) return buffer;
         if (held[w] == null) held[w] = new float[lengths[w] * dim];
         return held[w];
     }
 
     /** Window {@code w}'s states, as last {@link #put}. */
-    float[] get(int w) {
+    public float[] get(int w) {
         if (held != null) return held[w];
         try {
             bytes.clear().limit(lengths[w] * dim * Float.BYTES);
@@ -89,7 +90,7 @@ final class HiddenStates implements AutoCloseable {
     }
 
     /** Stores window {@code w}'s states from {@code states} (what {@link #buffer} or {@link #get} gave). */
-    void put(int w, float[] states) {
+    public void put(int w, float[] states) {
         if (held != null) {
             held[w] = states;
             return;
