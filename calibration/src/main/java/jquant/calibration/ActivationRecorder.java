@@ -23,11 +23,18 @@ import java.util.SplittableRandom;
  * <p>The sample is reservoir sampling (Algorithm R) over the input rows in the order the model
  * produces them, seeded per group, so the same text and seed always give the same sample.
  *
- * <p>Σx·xᵀ is summed in float32, as GPTQ sums its Hessian, into its upper triangle only (row i:
- * columns i … D−1, {@link SecondMoment}): one row i at a time, each entry over the tokens in order
- * ({@link FusedAxpy}), so the sums do not depend on how the rows are dealt out over threads.
+ * <p>Σx·xᵀ is summed in float32, as GPTQ sums its Hessian: each entry (i, j ≥ i) over the tokens in
+ * order, one fused multiply-add per token, so the sums do not depend on how the work is dealt out over
+ * threads. A batch of tokens is one rank-n update done as tiles ({@link FusedAxpy#tile}: 64 rows of the
+ * square at a time, the batch's columns read from cache for all of them), into a D×D square held while
+ * the layer runs; its upper triangle is what is kept ({@link SecondMoment}).
  */
 final class ActivationRecorder implements LinearWeightsFactory {
+
+    /** Rows of Σx·xᵀ one tile pass updates. */
+    private static final int OUTER_ROWS = 64;
+    /** Columns of one tile call: the batch's strip of them stays in L2 while the block's rows use it. */
+    private static final int OUTER_COLUMNS = 256;
 
     /** Running statistics of one group's input. */
     static final class InputStats {
@@ -37,7 +44,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
         long rows;
         final float[] sample;
         final int sampleCapacity;
-        /** Σ x·xᵀ, its upper triangle row by row; null unless second moments are recorded. */
+        /** Σ x·xᵀ, row-major D×D (entries below the diagonal are not kept); null unless second moments are recorded. */
         private final float[] sumOuter;
         private final Compute compute;
         private final SplittableRandom random;
@@ -48,7 +55,7 @@ final class ActivationRecorder implements LinearWeightsFactory {
             this.sumSquares = new double[channels];
             this.sampleCapacity = sampleCapacity;
             this.sample = new float[sampleCapacity * channels];
-            this.sumOuter = secondMoments ? new float[Math.toIntExact(SecondMoment.triangleSize(channels))] : null;
+            this.sumOuter = secondMoments ? new float[Math.multiplyExact(channels, channels)] : null;
             this.compute = compute;
             this.random = new SplittableRandom(seed);
         }
@@ -68,21 +75,36 @@ final class ActivationRecorder implements LinearWeightsFactory {
             }
         }
 
+        /**
+         * Rows [i0, i0 + 64) of the square, from column i0 on, get {@code x_ti · x_tj} for each token t of the batch
+         * in order: the tile's coefficients are the block's columns of x, transposed.
+         */
         private void addOuter(float[] x, int n) {
-            int d = channels;
-            compute.pool().forRange(d, (long) n * d / 2, (worker, start, end) -> {
-                for (int i = start; i < end; i++) {
-                    int row = (int) SecondMoment.rowStart(d, i);
-                    for (int t = 0; t < n; t++) FusedAxpy.VECTOR.floats(x[t * d + i], x, t * d + i, sumOuter, row, d - i);
+            int d = channels, blocks = (d + OUTER_ROWS - 1) / OUTER_ROWS;
+            compute.pool().forRange(blocks, (long) n * OUTER_ROWS * d / 2, (worker, start, end) -> {
+                float[] columns = new float[OUTER_ROWS * n];
+                for (int b = start; b < end; b++) {
+                    int i0 = b * OUTER_ROWS, rows = Math.min(OUTER_ROWS, d - i0);
+                    for (int r = 0; r < rows; r++) {
+                        for (int t = 0; t < n; t++) columns[r * n + t] = x[t * d + i0 + r];
+                    }
+                    for (int c0 = i0; c0 < d; c0 += OUTER_COLUMNS) {
+                        FusedAxpy.VECTOR.tile(columns, 0, n, x, 0, d, sumOuter, i0 * d, d, rows, n, c0, Math.min(d, c0 + OUTER_COLUMNS));
+                    }
                 }
             });
         }
 
-        /** E[x·xᵀ], divided in place of the sums (these stats take no more rows after), or null if it was not recorded. */
+        /** E[x·xᵀ]: the upper triangle of the sums divided by the token count (these stats take no more rows after), or null if it was not recorded. */
         SecondMoment meanSecondMoment() {
             if (sumOuter == null) return null;
-            for (int i = 0; i < sumOuter.length; i++) sumOuter[i] = (float) (sumOuter[i] / (double) rows);
-            return new SecondMoment.Held(channels, sumOuter);
+            int d = channels;
+            float[] mean = new float[Math.toIntExact(SecondMoment.triangleSize(d))];
+            for (int i = 0; i < d; i++) {
+                int row = (int) SecondMoment.rowStart(d, i);
+                for (int j = i; j < d; j++) mean[row + j - i] = (float) (sumOuter[i * d + j] / (double) rows);
+            }
+            return new SecondMoment.Held(d, mean);
         }
 
         /** Rows held in the sample: min(rows seen, capacity). */

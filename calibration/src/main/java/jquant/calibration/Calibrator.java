@@ -179,16 +179,18 @@ public final class Calibrator {
 
     /**
      * Heap a calibration of a model of {@code c} needs, about: the statistics of one layer's groups while
-     * its tokens run (reservoir samples, sums and, with second moments, E[x·xᵀ]'s triangles), the widest
+     * its tokens run (reservoir samples, sums and, with second moments, Σx·xᵀ as D×D squares and the widest
+     * group's mean triangle), the widest
      * group's weights in float32 for its α search, the session's buffers for one window, and the hidden
      * states of {@code tokens} tokens (0: without them).
      */
     public static long memoryNeeded(ModelConfig c, Options options, int tokens, int context) {
-        long layerStats = 0, widestGroup = 0;
+        long layerStats = 0, widestGroup = 0, widestTriangle = 0;
         for (LinearGroup g : LinearGroup.values()) {
             long d = LlamaLayout.expectedShape(g.members().getFirst(), c)[1];
             long stats = (long) options.sampleTokens() * d * Float.BYTES + d * (Float.BYTES + Double.BYTES)
-                    + (options.secondMoments() ? SecondMoment.triangleSize((int) d) * Float.BYTES : 0);
+                    + (options.secondMoments() ? d * d * Float.BYTES : 0);
+            if (options.secondMoments()) widestTriangle = Math.max(widestTriangle, SecondMoment.triangleSize((int) d) * Float.BYTES);
             long weights = 0;
             for (TensorKind kind : g.members()) {
                 long[] shape = LlamaLayout.expectedShape(kind, c);
@@ -201,7 +203,7 @@ public final class Calibrator {
         int batch = Math.min(256, context);
         long session = (long) batch * (3L * c.dim() + 2L * c.qDim() + 2L * c.kvDim() + 2L * c.hiddenDim()) * Float.BYTES
                 + 2L * c.kvDim() * context * Float.BYTES + (long) context * c.vocabSize() * Float.BYTES;
-        return layerStats + widestGroup + session + HiddenStates.bytes(tokens, c.dim());
+        return layerStats + widestTriangle + widestGroup + session + HiddenStates.bytes(tokens, c.dim());
     }
 
     private static GroupStats group(Checkpoint checkpoint, ActivationRecorder.InputStats in, LinearGroup g, int layer,
