@@ -130,4 +130,19 @@ class CalibrateAllocateCliTest {
         assertThat(tooFew.err()).contains("at least 2 tokens");
         assertThat(out).doesNotExist();
     }
+
+    /** A memory bound the run cannot fit is refused before any work, in one line naming the need and how to give the JVM more. */
+    @Test
+    void aRunThatCannotFitItsMemoryIsRefusedUpFront() {
+        Path out = dir.resolve("small.gguf");
+        String model = SharedFiles.model("stories260K.bin").toString();
+        CliTest.Result small = run("calibrate", model, "--data", text().toString(), "--second-moments", "--memory", "64k", "--out", out.toString());
+        assertThat(small.code()).isEqualTo(1);
+        assertThat(small.err()).startsWith("jquant: ").contains("needs about", "more than the 66 kB it may use", "JQUANT_JAVA_OPTS=-Xmx")
+                .doesNotContain("\tat ").hasLineCount(1);
+        assertThat(out).doesNotExist();
+        assertThat(run("calibrate", model, "--data", text().toString(), "--memory", "lots", "--out", out.toString()).err()).contains("--memory", "not a size");
+        assertThat(run("calibrate", model, "--data", text().toString(), "--memory", "100000G", "--out", out.toString()).err())
+                .contains("more than the JVM's heap");
+    }
 }
