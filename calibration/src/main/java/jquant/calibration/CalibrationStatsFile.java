@@ -163,6 +163,7 @@ public final class CalibrationStatsFile {
         private final Header header;
         private final List<Slot> slots;
         private final GgufWriter.Stream out;
+        /** The groups written so far without their E[x·xᵀ] (gigabytes at 8B, already in the file): what the metadata needs. */
         private final List<GroupStats> written = new ArrayList<>();
         private final List<Long> momentCrcs = new ArrayList<>();
         /** Every tensor but the moments, for the checksum at the end (vectors: small). */
@@ -198,7 +199,7 @@ public final class CalibrationStatsFile {
                 }
                 vector(stripWeight(member.getKey()) + ".s_out", sOut);
             }
-            written.add(g);
+            written.add(new GroupStats(g.group(), g.layer(), g.inputMax(), g.inputMeanSquare(), g.alphas(), null));
         }
 
         private void vector(String name, float[] values) throws IOException {
