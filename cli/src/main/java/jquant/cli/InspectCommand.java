@@ -17,7 +17,7 @@ import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedFileReport;
-import jquant.pack.model.TensorEncoding;
+import jquant.formats.jqw.TensorEncoding;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

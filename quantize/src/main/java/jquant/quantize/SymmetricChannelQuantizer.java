@@ -1,5 +1,7 @@
 package jquant.quantize;
 
+import jquant.formats.weightlet.WeightletLayout;
+
 /**
  * Per-output-channel symmetric quantization of one row of a weight matrix to B ∈ 1..8 bits, as
  * the NPU needs it: every weight becomes an int8 value {@code v}, the channel gets one float
@@ -14,8 +16,8 @@ package jquant.quantize;
  *            field f ∈ [0, 254]          int8 v = f − 127               (field 255 is invalid)
  * </pre>
  * The field is the unsigned B-bit number a packed file stores; field 0 is always the most negative
- * level and fields increase with the value. {@link #valueOf} and {@link #fieldOf} are the mapping
- * the packer and unpacker use.
+ * level and fields increase with the value. The weightlet format defines the mapping the packer and
+ * unpacker use ({@link WeightletLayout#toInt8}, {@link WeightletLayout#toField}).
  *
  * <p>Why mid-rise below 8 bits: a symmetric grid with a zero level can use only 2^B − 1 of the
  * 2^B codes (at 2 bits it is ternary, a quarter of the code space unused); the mid-rise grid uses
@@ -68,7 +70,7 @@ public final class SymmetricChannelQuantizer {
         public byte value(int column) { return values[column]; }
 
         /** The unsigned B-bit field of one column, as a packed file stores it. */
-        public int field(int column) { return fieldOf(bits, values[column]); }
+        public int field(int column) { return WeightletLayout.toField(values[column], bits); }
 
         /** {@code scale · v} for every column. */
         public float[] dequantize() {
@@ -148,35 +150,6 @@ public final class SymmetricChannelQuantizer {
             scales[r] = q.scale();
         });
         return new QuantizedMatrix(rows, cols, bits, values, scales);
-    }
-
-    /** The int8 value an unsigned B-bit field unpacks to. */
-    public static int valueOf(int bits, int field) {
-        checkBits(bits);
-        if (field < 0 || field > maxField(bits)) {
-            throw new IllegalArgumentException(field + " is not a valid " + bits + "-bit field (0.." + maxField(bits) + ")");
-        }
-        return bits == QuantLimits.MAX_BITS ? field - QuantLimits.INT8_MAX : 2 * field - ((1 << bits) - 1);
-    }
-
-    /** The unsigned B-bit field that stores an int8 value of the B-bit grid. */
-    public static int fieldOf(int bits, int value) {
-        checkBits(bits);
-        if (bits == QuantLimits.MAX_BITS) {
-            if (value < -QuantLimits.INT8_MAX || value > QuantLimits.INT8_MAX) throw new IllegalArgumentException(value + " is not on the 8-bit grid (−127..127)");
-            return value + QuantLimits.INT8_MAX;
-        }
-        int top = (1 << bits) - 1;
-        if (value < -top || value > top || (value & 1) == 0) {
-            throw new IllegalArgumentException(value + " is not on the " + bits + "-bit grid (odd values in ±" + top + ")");
-        }
-        return (value + top) / 2;
-    }
-
-    /** Largest valid field: 2^B − 1 for B ≤ 7, 254 for B = 8. */
-    public static int maxField(int bits) {
-        checkBits(bits);
-        return bits == QuantLimits.MAX_BITS ? 2 * QuantLimits.INT8_MAX : (1 << bits) - 1;
     }
 
     /** Largest |int8 value| of the B-bit grid: 2^B − 1 for B ≤ 7, 127 for B = 8. */

@@ -12,7 +12,7 @@ import jquant.formats.quant.Pq2Block;
 import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
-import jquant.pack.ternary.TernaryDetector;
+import jquant.formats.quant.TernaryDetector;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;

@@ -9,6 +9,7 @@ import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwModelMetadata;
+import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.jqw.JqwWriter;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
@@ -213,7 +214,7 @@ public final class ModelPacker {
                 case q8 -> {
                     byte[] eight = new byte[t.rows()];
                     java.util.Arrays.fill(eight, (byte) 8);
-                    yield TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), eight);
+                    yield weightlet(SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), eight), null);
                 }
             };
         }
@@ -226,7 +227,19 @@ public final class ModelPacker {
         QuantizedMatrix q = options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING
                 ? ErrorCompensatedRounding.quantize(t.toFloats(), t.rows(), t.cols(), p.bits(), options.smoothing().hessian(e.kind(), e.layer()))
                 : SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), p.bits());
-        return TensorEncoding.weightlet(q, outputFactor);
+        return weightlet(q, outputFactor);
+    }
+
+    /** Packs a quantized matrix, channel r's scale multiplied by {@code outputFactor[r]} (smoothing's S_O'^β) unless it is null. */
+    static TensorEncoding.Parts weightlet(QuantizedMatrix q, float[] outputFactor) {
+        float[] scales = q.scales();
+        if (outputFactor != null) {
+            if (outputFactor.length != q.rows()) {
+                throw new IllegalArgumentException(q.rows() + " channels but " + outputFactor.length + " output factors");
+            }
+            for (int r = 0; r < q.rows(); r++) scales[r] *= outputFactor[r];
+        }
+        return TensorEncoding.weightlet(q.rows(), q.cols(), q.bits(), q.values(), scales);
     }
 
     static boolean isFloat(TensorKind kind, Options options) {

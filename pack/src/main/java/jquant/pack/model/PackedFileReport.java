@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.TensorEncoding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -7,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.ChannelBitWidths;
+import jquant.formats.weightlet.ChannelBitWidths;
 import jquant.quantize.QuantLimits;
 
 import java.lang.foreign.ValueLayout;

@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.TensorEncoding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.Checkpoint;
@@ -10,7 +11,7 @@ import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.PackedTensor;
+import jquant.formats.weightlet.PackedTensor;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Rounding;

@@ -1,5 +1,6 @@
 package jquant.pack.ternary;
 
+import jquant.formats.quant.TernaryDetector;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;

@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
@@ -11,8 +12,8 @@ import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwTensor;
 import jquant.formats.llama2c.Llama2cWriter;
 import jquant.formats.synthetic.SyntheticLlama;
-import jquant.pack.VectorWeightletUnpacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.VectorWeightletUnpacker;
+import jquant.formats.weightlet.WeightletLayout;
 import jquant.quantize.BitPlan;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;

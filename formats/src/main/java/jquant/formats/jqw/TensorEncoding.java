@@ -1,13 +1,11 @@
-package jquant.pack.model;
+package jquant.formats.jqw;
 
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.ChannelBitWidths;
-import jquant.pack.PackedTensor;
-import jquant.pack.WeightletLayout;
-import jquant.pack.WeightletPacker;
-import jquant.quantize.SymmetricChannelQuantizer;
-import jquant.quantize.SymmetricChannelQuantizer.QuantizedMatrix;
+import jquant.formats.weightlet.ChannelBitWidths;
+import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.WeightletLayout;
+import jquant.formats.weightlet.WeightletPacker;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -74,28 +72,15 @@ public final class TensorEncoding {
         return new Parts(F16, Map.of(DATA, b));
     }
 
-    /** Quantizes a row-major {@code rows × cols} matrix, row r to {@code bits[r]} bits, and packs it. */
-    public static Parts weightlet(float[] w, int rows, int cols, byte[] bits) {
-        return weightlet(w, rows, cols, bits, null);
-    }
-
     /**
-     * As {@link #weightlet(float[], int, int, byte[])}, with channel r's scale multiplied by
-     * {@code outputFactor[r]} (smoothing's S_O'^β, folded into the per-channel dequantization), or
-     * unchanged if {@code outputFactor} is null.
+     * Packs a quantized row-major {@code rows × cols} matrix: int8 grid levels {@code values}, row r on the
+     * {@code bits[r]}-bit grid with dequantization scale {@code scales[r]}.
      */
-    public static Parts weightlet(float[] w, int rows, int cols, byte[] bits, float[] outputFactor) {
-        return weightlet(SymmetricChannelQuantizer.quantize(w, rows, cols, bits), outputFactor);
-    }
-
-    /** Packs an already quantized matrix (any rounding), channel r's scale multiplied by {@code outputFactor[r]} unless it is null. */
-    public static Parts weightlet(QuantizedMatrix q, float[] outputFactor) {
-        int rows = q.rows(), cols = q.cols();
-        byte[] bits = q.bits();
-        if (outputFactor != null && outputFactor.length != rows) {
-            throw new IllegalArgumentException(rows + " channels but " + outputFactor.length + " output factors");
+    public static Parts weightlet(int rows, int cols, byte[] bits, byte[] values, float[] scales) {
+        if (bits.length != rows || scales.length != rows || values.length != (long) rows * cols) {
+            throw new IllegalArgumentException(rows + "×" + cols + " weightlet tensor with " + bits.length + " widths, "
+                    + scales.length + " scales and " + values.length + " values");
         }
-        byte[] values = q.values();
         byte[] fields = new byte[values.length];
         int[] widths = new int[rows];
         for (int r = 0; r < rows; r++) {
@@ -103,12 +88,10 @@ public final class TensorEncoding {
             for (int j = 0; j < cols; j++) fields[r * cols + j] = (byte) WeightletLayout.toField(values[r * cols + j], bits[r]);
         }
         PackedTensor packed = PackedTensor.pack(WeightletPacker.INSTANCE, fields, rows, cols, widths);
-        ByteBuffer scales = ByteBuffer.allocate(rows * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        float[] channelScales = q.scales();
-        if (outputFactor != null) for (int r = 0; r < rows; r++) channelScales[r] *= outputFactor[r];
-        scales.asFloatBuffer().put(channelScales);
+        ByteBuffer scaleBytes = ByteBuffer.allocate(rows * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        scaleBytes.asFloatBuffer().put(scales);
         Map<String, ByteBuffer> parts = new LinkedHashMap<>();
-        parts.put(SCALES, scales);
+        parts.put(SCALES, scaleBytes);
         parts.put(WIDTHS, ByteBuffer.wrap(ChannelBitWidths.encode(widths)));
         parts.put(DATA, packed.data().asByteBuffer());
         return new Parts(WEIGHTLET, parts);

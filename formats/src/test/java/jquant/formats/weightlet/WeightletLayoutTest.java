@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -74,22 +74,34 @@ class WeightletLayoutTest {
     }
 
     @Test
-    void int8MappingIsTheQuantizersGrid() {
+    void fieldsMapOneToOneOntoASymmetricIncreasingInt8Grid() {
+        for (int bits = 1; bits <= 8; bits++) {
+            int maxField = WeightletLayout.maxField(bits);
+            assertThat(maxField).isEqualTo(bits == 8 ? 254 : (1 << bits) - 1);
+            int previous = Integer.MIN_VALUE;
+            for (int f = 0; f <= maxField; f++) {
+                int v = WeightletLayout.toInt8(f, bits);
+                assertThat(v).isBetween(-127, 127).isGreaterThan(previous);
+                assertThat(WeightletLayout.toInt8(maxField - f, bits)).isEqualTo((byte) -v);
+                assertThat(WeightletLayout.toField(v, bits)).isEqualTo(f);
+                if (bits < 8) assertThat(v & 1).as("mid-rise levels are odd").isEqualTo(1);
+                previous = v;
+            }
+        }
         assertThat(WeightletLayout.toInt8(0, 8)).isEqualTo((byte) -127);
+        assertThat(WeightletLayout.toInt8(127, 8)).isZero();
         assertThat(WeightletLayout.toInt8(254, 8)).isEqualTo((byte) 127);
         assertThat(WeightletLayout.toInt8(0, 1)).isEqualTo((byte) -1);
         assertThat(WeightletLayout.toInt8(1, 1)).isEqualTo((byte) 1);
+        assertThat(WeightletLayout.toInt8(3, 2)).isEqualTo((byte) 3);
         assertThat(WeightletLayout.toInt8(7, 3)).isEqualTo((byte) 7);
         assertThat(WeightletLayout.toInt8(0, 7)).isEqualTo((byte) -127);
-        for (int bits = 1; bits <= 8; bits++) {
-            for (int f = 0; f <= WeightletLayout.maxField(bits); f++) {
-                assertThat(WeightletLayout.toInt8(f, bits)).isEqualTo((byte) jquant.quantize.SymmetricChannelQuantizer.valueOf(bits, f));
-                assertThat(WeightletLayout.toField(WeightletLayout.toInt8(f, bits), bits)).isEqualTo(f);
-            }
-        }
         assertThatThrownBy(() -> WeightletLayout.toInt8(255, 8)).hasMessageContaining("255 is not a valid 8-bit field");
+        assertThatThrownBy(() -> WeightletLayout.toInt8(8, 3)).hasMessageContaining("not a valid 3-bit field");
         assertThatThrownBy(() -> WeightletLayout.toField(4, 3)).hasMessageContaining("not on the 3-bit grid");
         assertThatThrownBy(() -> WeightletLayout.toField(-9, 3)).hasMessageContaining("not on the 3-bit grid");
+        assertThatThrownBy(() -> WeightletLayout.toField(-128, 8)).hasMessageContaining("not on the 8-bit grid");
+        assertThatThrownBy(() -> WeightletLayout.maxField(9)).hasMessageContaining("outside 1..8");
     }
 
     @Test

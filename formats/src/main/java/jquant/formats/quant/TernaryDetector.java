@@ -1,4 +1,4 @@
-package jquant.pack.ternary;
+package jquant.formats.quant;
 
 import jquant.formats.quant.TernaryTensor;
 

@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 /**
  * The per-channel bit-width table a packed tensor starts with (paper §4.2: "a compact INT3 array

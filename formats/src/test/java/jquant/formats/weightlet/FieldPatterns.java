@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 import java.util.Random;
 

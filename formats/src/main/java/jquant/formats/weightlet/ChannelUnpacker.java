@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;

@@ -1,9 +1,9 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
-import static jquant.pack.WeightletLayout.BLOCK_BYTES;
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
-import static jquant.pack.WeightletLayout.STRIPES_PER_GROUP;
-import static jquant.pack.WeightletLayout.STRIPE_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.BLOCK_BYTES;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.STRIPES_PER_GROUP;
+import static jquant.formats.weightlet.WeightletLayout.STRIPE_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -13,7 +13,6 @@ import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.quantize.QuantLimits;
 
 /**
  * The SIMD weightlet decoder (paper Figure 8). Per stripe of 16 weights and per plane: one AND (Mask
@@ -172,10 +171,10 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
      * caller, so the branch folds away.
      */
     private static void store(LongVector fields, int bits, byte[] dst, int at) {
-        if (bits < QuantLimits.MAX_BITS) {
+        if (bits < WeightletLayout.MAX_BITS) {
             fields.lanewise(VectorOperators.LSHL, 1).reinterpretAsBytes().sub((byte) ((1 << bits) - 1)).intoArray(dst, at);
         } else {
-            fields.reinterpretAsBytes().sub((byte) QuantLimits.INT8_MAX).intoArray(dst, at);
+            fields.reinterpretAsBytes().sub((byte) WeightletLayout.INT8_MAX).intoArray(dst, at);
         }
     }
 

@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;

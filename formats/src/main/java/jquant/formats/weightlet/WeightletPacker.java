@@ -1,6 +1,6 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,12 +1,19 @@
-package jquant.runtime;
+package jquant.pack.model;
 
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.jqw.JqwFile;
-import jquant.pack.model.FakeSmoothing;
-import jquant.pack.model.ModelPacker;
-import jquant.pack.model.SmoothedSource;
-import jquant.pack.model.TestModels;
+import jquant.formats.jqw.JqwLayer;
+import jquant.runtime.Compute;
+import jquant.runtime.DenseF32Weights;
+import jquant.runtime.KernelChoice;
+import jquant.runtime.LayerLoader;
+import jquant.runtime.LinearWeights;
+import jquant.runtime.LinearWeightsFactory;
+import jquant.runtime.LlamaModel;
+import jquant.runtime.LoadedModel;
+import jquant.runtime.PackedModelLoader;
+import jquant.runtime.Tokenizer;
 import jquant.quantize.BitPlan;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.runtime.kernels.ScalarMatmulKernels;
@@ -18,8 +25,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -28,7 +38,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-@Slow
+/** What the runtime makes of a packed file: the logits of both run modes, and a corrupted layer never computed with. */
 class PackedModelLoaderTest {
     private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
 
@@ -41,6 +51,7 @@ class PackedModelLoaderTest {
         return m.newSession(tokens.length).forward(tokens, 0);
     }
 
+    @Slow
     @Test
     void weightOnlyLogitsEqualAFloatModelOfTheDequantizedWeights(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
@@ -64,6 +75,7 @@ class PackedModelLoaderTest {
         }
     }
 
+    @Slow
     @Test
     void npuModeRefusesAFileWithoutActivationScales(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
@@ -106,6 +118,7 @@ class PackedModelLoaderTest {
                 new LinkedHashMap<>(), "stories260K", "0".repeat(64));
     }
 
+    @Slow
     @Test
     void w8a8IsCloseToFloatAndTheVectorDotMatchesTheScalarOracle(@TempDir Path dir) throws IOException {
         try (Checkpoint c = TestModels.stories260K()) {
@@ -136,6 +149,47 @@ class PackedModelLoaderTest {
                 assertThat(Math.sqrt(err / norm)).isLessThan(0.1);
             }
         }
+    }
+
+    @Test
+    void aCorruptedLayerOfAPackedFileIsNeverComputedWith(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("m.jqw");
+        int[] tokens;
+        try (Checkpoint c = TestModels.stories260K()) {
+            ModelPacker.pack(c, new ModelPacker.Options(TestModels.plan(c, 5), ModelPacker.KEEPABLE, null), file, (done, total, name) -> {});
+            tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode("Once upon a time, there was a little girl");
+        }
+        float[] pipelined, eager;
+        try (LoadedModel m = open(file, LayerLoader.Policy.PIPELINED)) {
+            pipelined = m.model().newSession(tokens.length).forward(tokens, 0);
+        }
+        try (LoadedModel m = open(file, LayerLoader.Policy.EAGER)) {
+            eager = m.model().newSession(tokens.length).forward(tokens, 0);
+        }
+        assertThat(pipelined).containsExactly(eager);
+
+        JqwLayer third;
+        try (JqwFile f = JqwFile.open(file)) {
+            third = f.layers().get(3);
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            long at = third.offset() + third.length() / 2;
+            ch.read(b, at);
+            b.put(0, (byte) (b.get(0) ^ 0x10)).rewind();
+            ch.write(b, at);
+        }
+        for (LayerLoader.Policy policy : LayerLoader.Policy.values()) {
+            assertThatThrownBy(() -> {
+                try (LoadedModel m = open(file, policy)) {
+                    m.model().newSession(tokens.length).forward(tokens, 0);
+                }
+            }).as(policy.name()).hasMessageContaining("checksum mismatch in layer " + third.name());
+        }
+    }
+
+    private static LoadedModel open(Path file, LayerLoader.Policy policy) throws Exception {
+        return LoadedModel.open(file, null, PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO, Compute.vector(), policy);
     }
 
     private static float maxAbsDifference(float[] a, float[] b) {

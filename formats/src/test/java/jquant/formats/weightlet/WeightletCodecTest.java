@@ -1,4 +1,4 @@
-package jquant.pack;
+package jquant.formats.weightlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,7 +1,4 @@
-package jquant.pack;
-
-import jquant.quantize.QuantLimits;
-import jquant.quantize.SymmetricChannelQuantizer;
+package jquant.formats.weightlet;
 
 /**
  * The EdgeFlow weightlet format (paper §4.2, Figures 7–8): how one output channel of B-bit
@@ -9,8 +6,8 @@ import jquant.quantize.SymmetricChannelQuantizer;
  * an Align (shift) and a Merge (OR) per 16 weights and per primitive plane.
  *
  * <h2>Fields and their int8 value</h2>
- * The packer stores unsigned B-bit <em>fields</em> {@code f}; the unpacked int8 weight is the quantizer's
- * grid level, defined once in {@link SymmetricChannelQuantizer#valueOf} ({@link #toInt8}, inverse
+ * The packer stores unsigned B-bit <em>fields</em> {@code f}; the unpacked int8 weight is a level of the
+ * quantizer's grid (jquant.quantize.SymmetricChannelQuantizer), mapped here once ({@link #toInt8}, inverse
  * {@link #toField}):
  * <pre>
  *   B = 1..7   v = 2f − (2^B − 1)   mid-rise, odd levels ±1 … ±(2^B − 1)   (unpack: shift left 1, subtract)
@@ -65,6 +62,18 @@ import jquant.quantize.SymmetricChannelQuantizer;
  */
 public final class WeightletLayout {
 
+    /** Narrowest channel width. */
+    public static final int MIN_BITS = 1;
+    /** Widest channel width: the 3-bit codes B − 1 of {@link ChannelBitWidths} store 1..8. */
+    public static final int MAX_BITS = 8;
+    /**
+     * Largest int8 level of the 8-bit grid, which is symmetric (−128 is never used, so negation stays on
+     * the grid); at 8 bits also the field of value 0.
+     */
+    public static final int INT8_MAX = 127;
+    /** {@code 1..8}, as error messages say it. */
+    public static final String BIT_RANGE = MIN_BITS + ".." + MAX_BITS;
+
     /** Weights per group (R in the paper). */
     public static final int GROUP_WEIGHTS = 128;
     /** Bytes per block: one 128-bit SIMD register. */
@@ -81,10 +90,15 @@ public final class WeightletLayout {
 
     private WeightletLayout() {}
 
+    /** Whether {@code bits} is a channel width this format stores. */
+    public static boolean isBitWidth(int bits) {
+        return bits >= MIN_BITS && bits <= MAX_BITS;
+    }
+
     /** Throws unless {@code bits} is a supported width. */
     public static int checkBits(int bits) {
-        if (!QuantLimits.isBitWidth(bits)) {
-            throw new IllegalArgumentException("bit width " + bits + " outside " + QuantLimits.BIT_RANGE);
+        if (!isBitWidth(bits)) {
+            throw new IllegalArgumentException("bit width " + bits + " outside " + BIT_RANGE);
         }
         return bits;
     }
@@ -141,18 +155,32 @@ public final class WeightletLayout {
         return (long) groups(length) * groupBytes(bits);
     }
 
-    /** The int8 weight a B-bit field stands for ({@link SymmetricChannelQuantizer#valueOf}). */
+    /** The int8 weight a B-bit field stands for: {@code 2f − (2^B − 1)} below 8 bits, {@code f − 127} at 8. */
     public static byte toInt8(int field, int bits) {
-        return (byte) SymmetricChannelQuantizer.valueOf(checkBits(bits), field);
+        if (field < 0 || field > maxField(bits)) {
+            throw new IllegalArgumentException(field + " is not a valid " + bits + "-bit field (0.." + maxField(bits) + ")");
+        }
+        return (byte) (bits == MAX_BITS ? field - INT8_MAX : 2 * field - ((1 << bits) - 1));
     }
 
     /** The B-bit field that stores int8 grid level {@code value}; throws if it is not a B-bit level. */
     public static int toField(int value, int bits) {
-        return SymmetricChannelQuantizer.fieldOf(checkBits(bits), value);
+        checkBits(bits);
+        if (bits == MAX_BITS) {
+            if (value < -INT8_MAX || value > INT8_MAX) {
+                throw new IllegalArgumentException(value + " is not on the 8-bit grid (−127..127)");
+            }
+            return value + INT8_MAX;
+        }
+        int top = (1 << bits) - 1;
+        if (value < -top || value > top || (value & 1) == 0) {
+            throw new IllegalArgumentException(value + " is not on the " + bits + "-bit grid (odd values in ±" + top + ")");
+        }
+        return (value + top) / 2;
     }
 
-    /** Largest valid field: 2^B − 1 below 8 bits, 254 at 8 bits ({@link SymmetricChannelQuantizer#maxField}). */
+    /** Largest valid field: 2^B − 1 below 8 bits, 254 at 8 bits (field 255 is invalid). */
     public static int maxField(int bits) {
-        return SymmetricChannelQuantizer.maxField(checkBits(bits));
+        return checkBits(bits) == MAX_BITS ? 2 * INT8_MAX : (1 << bits) - 1;
     }
 }
