@@ -5,20 +5,13 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import jquant.formats.DType;
-import jquant.formats.quant.Pq2Block;
-import jquant.formats.quant.Ptq1Block;
-import jquant.formats.quant.T2pBlock;
-import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.MatmulKernels;
 import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
-import jquant.runtime.ternary.Pq2Matrix;
-import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Gets the Vector API kernels compiled before a model needs them. Until HotSpot's C2 compiles a
@@ -119,10 +112,10 @@ public final class KernelWarmup {
         once("float rows", null, KernelWarmup::warmFloatRows);
     }
 
-    /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
-    static void startTernary(TernaryMatrix layout) {
+    /** Starts warming the kernels of {@code matrix}'s type: called when a model builds such a matrix. */
+    static void startTernary(TernaryMatrix matrix) {
         if (denseRowsOnly()) return;
-        once(layout.getClass(), null, () -> warmTernary(layout.getClass()));
+        once(matrix.type(), null, () -> warmTernary(matrix.type()));
     }
 
     /** The shared kernels, {@value #CALLS} calls each (package-private, as the warm-ups below, for the test that they run cleanly). */
@@ -184,18 +177,13 @@ public final class KernelWarmup {
     }
 
     /**
-     * The decode and prefill kernels of the ternary layout {@code layout} (T2P, TQ2_0, PQ2_0 or PTQ1_0), on
-     * all-zero blocks (valid codes, zero scales), on the caller alone.
+     * The decode and prefill kernels of the ternary {@code type} ({@link TernaryKernels}), on all-zero
+     * blocks (valid codes, zero scales), on the caller alone.
      */
-    static void warmTernary(Class<?> layout) {
+    static void warmTernary(DType type) {
         int rows = 8, cols = 2 * COLS;
         try (Arena arena = Arena.ofConfined(); WorkerPool one = new WorkerPool(1)) {
-            TernaryMatrix m;
-            if (layout == T2pMatrix.class) m = new T2pMatrix(zeros(arena, (long) T2pBlock.BYTES * (rows / 4) * (cols / 128)), rows, cols, one);
-            else if (layout == Tq2Matrix.class) m = new Tq2Matrix(zeros(arena, (long) rows * (cols / 256) * Tq2Block.BYTES), rows, cols, one);
-            else if (layout == Pq2Matrix.class) m = new Pq2Matrix(zeros(arena, (long) rows * (cols / 128) * Pq2Block.BYTES), rows, cols, one);
-            else if (layout == Ptq1Matrix.class) m = new Ptq1Matrix(zeros(arena, (long) rows * (cols / 128) * Ptq1Block.BYTES), rows, cols, one);
-            else throw new IllegalArgumentException("no ternary layout " + layout.getName());
+            TernaryMatrix m = TernaryKernels.on(type, zeros(arena, type.byteSize((long) rows * cols, cols)), rows, cols, one);
             ActivationBlocks x = ActivationBlocks.quantize(new float[cols]);
             for (int i = 0; i < CALLS / 4; i++) {
                 m.multiply(x);

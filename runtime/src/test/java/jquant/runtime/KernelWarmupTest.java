@@ -6,10 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import jquant.formats.DType;
-import jquant.runtime.ternary.Pq2Matrix;
-import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.T2pMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
+import jquant.runtime.ternary.TernaryKernels;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,8 +30,8 @@ class KernelWarmupTest {
         }
         assertThatCode(KernelWarmup::warmInt8Rows).doesNotThrowAnyException();
         assertThatCode(KernelWarmup::warmFloatRows).doesNotThrowAnyException();
-        for (Class<?> layout : List.of(T2pMatrix.class, Tq2Matrix.class, Pq2Matrix.class, Ptq1Matrix.class)) {
-            assertThatCode(() -> KernelWarmup.warmTernary(layout)).as(layout.getSimpleName()).doesNotThrowAnyException();
+        for (DType type : TernaryKernels.types()) {
+            assertThatCode(() -> KernelWarmup.warmTernary(type)).as(type.name()).doesNotThrowAnyException();
         }
     }
 

@@ -13,6 +13,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
+import jquant.formats.DType;
 import jquant.formats.quant.T2pBlock;
 import jquant.runtime.kernels.WorkerPool;
 
@@ -117,6 +118,8 @@ public final class T2pMatrix implements TernaryMatrix {
 
     @Override public int rows() { return rows; }
     @Override public int cols() { return cols; }
+    @Override public DType type() { return DType.T2P; }
+
     @Override public long packedBytes() { return data.byteSize(); }
 
     @Override

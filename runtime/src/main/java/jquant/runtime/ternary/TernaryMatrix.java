@@ -3,6 +3,7 @@ package jquant.runtime.ternary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import jquant.formats.DType;
 import jquant.formats.quant.T2pRepacker;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
@@ -28,6 +29,9 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
 
     /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
     static String vectorWidth() { return Simd.describe(); }
+
+    /** The stored type these kernels compute on ({@link TernaryKernels}). */
+    DType type();
 
     int rows();
 
