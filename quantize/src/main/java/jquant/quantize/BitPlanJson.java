@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
+import jquant.formats.FileFormat;
 import jquant.formats.InputFiles;
 
 import java.io.ByteArrayOutputStream;
@@ -52,8 +53,8 @@ import java.util.Set;
  */
 public final class BitPlanJson {
 
-    public static final String FORMAT = "jquant-bitplan";
-    public static final int VERSION = 2;
+    /** Version 2 added {@code smoothing}; version 1 still reads. */
+    public static final FileFormat FORMAT = new FileFormat("bit plan", "jquant-bitplan", 1, 2);
 
     private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
@@ -74,8 +75,8 @@ public final class BitPlanJson {
         try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
             g.setPrettyPrinter(new DefaultPrettyPrinter().withObjectIndenter(indenter));
             g.writeStartObject();
-            g.writeStringField("format", FORMAT);
-            g.writeNumberField("version", VERSION);
+            g.writeStringField("format", FORMAT.identifier());
+            g.writeNumberField("version", FORMAT.current());
             g.writeNumberField("budget", plan.budget());
             g.writeNumberField("averageBits", plan.averageBits());
             if (plan.smoothing() == null) g.writeNullField("smoothing");
@@ -159,13 +160,9 @@ public final class BitPlanJson {
         for (String field : List.of("format", "version")) {
             if (!root.has(field)) throw new IllegalArgumentException("bit plan: missing field \"" + field + "\"");
         }
-        String format = text(root, "format", "bit plan");
-        if (!FORMAT.equals(format)) throw new IllegalArgumentException("format is \"" + format + "\", expected \"" + FORMAT + "\"");
-        int version = integer(root, "version", "bit plan");
-        if (version != 1 && version != VERSION) {
-            throw new IllegalArgumentException("bit plan version " + version + " is not supported (only 1 and " + VERSION + ")");
-        }
-        checkFields(root, version == VERSION ? PLAN_FIELDS : root.has("model") ? PLAN_FIELDS_V1 : PLAN_FIELDS_V1_BEFORE_MODEL, "bit plan");
+        FORMAT.checkIdentifier("format", text(root, "format", "bit plan"));
+        int version = FORMAT.checkVersion(integer(root, "version", "bit plan"));
+        checkFields(root, version == 2 ? PLAN_FIELDS : root.has("model") ? PLAN_FIELDS_V1 : PLAN_FIELDS_V1_BEFORE_MODEL, "bit plan");
         double budget = number(root, "budget", "bit plan");
         JsonNode tensorsNode = root.get("tensors");
         if (!tensorsNode.isArray()) throw new IllegalArgumentException("bit plan: \"tensors\" must be an array");

@@ -140,7 +140,7 @@ class BitPlanJsonTest {
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"awq\""), "smoothing rule \"awq\"");
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"edgeflow\""), "no tensor has an α");
         assertRejected(SMALL.replace("\"alpha\" : null", "\"alpha\" : 0.5"), "α but no smoothing rule");
-        assertRejected(SMALL.replace("jquant-bitplan", "other"), "format is \"other\"");
+        assertRejected(SMALL.replace("jquant-bitplan", "other"), "not a bit plan (format is \"other\", expected \"jquant-bitplan\")");
         assertRejected(SMALL.replace("\"budget\" : 1.5", "\"budget\" : 9.0"), "budget 9.0 outside [1, 8]");
         assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"extra\" : 0,"), "unknown field \"extra\"");
         assertRejected(SMALL.replace("\"alpha\" : null,", ""), "missing field \"alpha\"");
