@@ -7,7 +7,6 @@ import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
-import jquant.quantize.QuantLimits;
 import jquant.quantize.RelativeError;
 import jquant.quantize.TensorPlan;
 
@@ -56,9 +55,7 @@ public final class BitAllocation {
     public record Options(double budget, Scope scope, Metric metric, boolean weighted, boolean outputWeighted, Widths widths,
                           SmoothingChoice smoothing) {
         public Options {
-            if (!QuantLimits.isBudget(budget)) {
-                throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
-            }
+            BitPlan.checkBudget(budget);
             if (widths == Widths.UNIFORM && budget != Math.rint(budget)) {
                 throw new IllegalArgumentException("uniform widths need a whole number of bits, not a budget of " + budget);
             }

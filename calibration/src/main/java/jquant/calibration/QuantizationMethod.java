@@ -61,9 +61,4 @@ public enum QuantizationMethod {
 
     /** {@code uniform}, {@code smoothquant}, {@code edgeflow}, {@code ours}. */
     public String label() { return name().toLowerCase(Locale.ROOT); }
-
-    public static QuantizationMethod of(String label) {
-        for (QuantizationMethod m : values()) if (m.label().equals(label)) return m;
-        throw new IllegalArgumentException("method \"" + label + "\" is not one of uniform, smoothquant, edgeflow, ours");
-    }
 }

@@ -4,6 +4,7 @@ import jquant.runtime.kernels.VectorWidth;
 import jquant.runtime.kernels.WorkerPool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -33,9 +34,8 @@ public final class Main {
     boolean verbose;
 
     /** Read in {@link #commandLine()}'s execution strategy, before any command computes. */
-    @Option(names = "--threads", paramLabel = "<n>", scope = CommandLine.ScopeType.INHERIT,
-            description = "Threads for the kernels (default: available processors).")
-    Integer threads;
+    @Mixin
+    ThreadsOption threads = new ThreadsOption();
 
     /** Read before a command runs, from the original arguments; declared here so every command accepts it. */
     @Option(names = {"-q", "--quiet"}, scope = CommandLine.ScopeType.INHERIT, description = "No progress bars or per-tensor lines: only results and errors.")

@@ -27,8 +27,8 @@ public final class QuantLimits {
         return WeightletLayout.isBitWidth(bits);
     }
 
-    /** Whether {@code bits} is an average budget the allocator can meet (false for NaN). */
+    /** Whether {@code bits} is an average budget the allocator can meet ({@link BitPlan#isBudget}, which owns the range). */
     public static boolean isBudget(double bits) {
-        return bits >= MIN_BITS && bits <= MAX_BITS;
+        return BitPlan.isBudget(bits);
     }
 }

@@ -1,11 +1,13 @@
 package jquant.formats.jqw;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.CheckpointException;
 import jquant.formats.FileFormat;
+import jquant.formats.JsonRecords;
 import jquant.formats.MappedFile;
 
 import java.lang.foreign.MemorySegment;
@@ -13,7 +15,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -65,6 +66,10 @@ public final class JqwFile implements AutoCloseable {
         return MappedFile.parse(path, file -> read(path, file, checkLayers));
     }
 
+    /** The layer directory of the metadata ({@link JqwWriter#finish}). */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record LayerDirectory(@JsonProperty(required = true) List<JqwLayer> layers) {}
+
     private static JqwFile read(Path path, MappedFile file, boolean checkLayers) throws CheckpointException {
         try {
             return read(path, file.segment(), file, checkLayers);
@@ -90,17 +95,16 @@ public final class JqwFile implements AutoCloseable {
         }
         MemorySegment meta = seg.asSlice(metaOffset, metaLength);
         FileFormat.checkChecksum("the metadata", Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_META_CRC)), FileFormat.crc32c(meta));
-        ObjectMapper json = new ObjectMapper();
         ObjectNode root;
-        List<JqwLayer> layers = new ArrayList<>();
+        List<JqwLayer> layers;
         try {
-            JsonNode node = json.readTree(new String(meta.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
+            JsonNode node = JsonRecords.MAPPER.readTree(new String(meta.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
             if (!(node instanceof ObjectNode o)) throw new CheckpointException(path, "metadata is not a JSON object");
             root = o;
-            for (JsonNode l : root.path("layers")) layers.add(json.treeToValue(l, JqwLayer.class));
         } catch (JsonProcessingException e) {
             throw new CheckpointException(path, "metadata is not valid: " + e.getOriginalMessage());
         }
+        layers = JsonRecords.convert("metadata", root, LayerDirectory.class).layers();
         if (layers.isEmpty()) throw new CheckpointException(path, "no layers in the layer directory");
         long prevEnd = JqwHeader.SIZE;
         for (JqwLayer l : layers) {
@@ -144,6 +148,20 @@ public final class JqwFile implements AutoCloseable {
 
     /** The whole metadata object (model, tokenizer, quantization, layers, …). */
     public ObjectNode metadata() { return metadata; }
+
+    /**
+     * The metadata object {@code name} as a {@code type} ({@link JsonRecords}); a file without it, or with
+     * one of another shape, is a {@link CheckpointException} naming the file, the section and the field.
+     */
+    public <T> T section(String name, Class<T> type) throws CheckpointException {
+        JsonNode node = metadata.get(name);
+        if (node == null || !node.isObject()) throw new CheckpointException(path, "metadata has no '" + name + "' object");
+        try {
+            return JsonRecords.convert("metadata " + name, node, type);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(path, e.getMessage(), e);
+        }
+    }
 
     public List<JqwLayer> layers() { return layers; }
 

@@ -1,9 +1,9 @@
 package jquant.pack.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.Checkpoint;
+import jquant.formats.JsonRecords;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -55,13 +55,8 @@ public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
     /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
     public static final String PLAN = "plan";
+    /** Metadata key of what the file was packed with ({@link QuantizationMetadata}). */
     public static final String QUANTIZATION = "quantization";
-    /** Key of {@code quantization}: how kept tensors are stored (absent in files that kept them as f32 before there was a choice). */
-    public static final String KEEP_TYPE = "keepType";
-    /** Keys of {@code quantization.smoothing}: which model and which calibration stats file were applied. */
-    public static final String SMOOTHING = "smoothing", MODEL_FINGERPRINT = "modelFingerprint", STATS_SHA256 = "statsSha256";
-    /** Key of {@code quantization}: {@code rtn} or {@code gptq} (absent in files from before GPTQ: rtn). */
-    public static final String ROUNDING = "rounding";
 
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
@@ -331,26 +326,17 @@ public final class ModelPacker {
         ObjectNode meta = json.createObjectNode();
         meta.put("format", FORMAT);
         JqwModelMetadata.put(meta, config, source.rope(), vocabulary);
-        ObjectNode q = meta.putObject(QUANTIZATION);
-        q.put("budget", options.plan().budget());
-        q.put("averageBits", options.plan().averageBits());
-        ArrayNode keep = q.putArray("keep");
+        List<String> keep = new ArrayList<>();
         for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
-        q.put(KEEP_TYPE, options.keepType().name());
-        q.put("activationScales", options.smoothing() != null);
-        q.put(ROUNDING, options.rounding().label());
-        if (options.smoothing() == null) {
-            q.putNull(SMOOTHING);
-        } else {
+        QuantizationMetadata.Smoothing smoothing = null;
+        if (options.smoothing() != null) {
             SmoothedSource s = options.smoothing();
-            ObjectNode sm = q.putObject(SMOOTHING);
-            sm.put(MODEL_FINGERPRINT, s.modelFingerprint());
-            sm.put(STATS_SHA256, s.statsSha256());
-            sm.put("head", options.smoothsHead());
-            sm.put("rule", s.rule().label());
-            ObjectNode alphas = sm.putObject("alpha");
+            Map<String, Double> alphas = new LinkedHashMap<>();
             s.groupAlphas().forEach((group, alpha) -> alphas.put(group, (double) alpha));
+            smoothing = new QuantizationMetadata.Smoothing(s.modelFingerprint(), s.statsSha256(), options.smoothsHead(), s.rule().label(), alphas);
         }
+        meta.set(QUANTIZATION, JsonRecords.MAPPER.valueToTree(new QuantizationMetadata(options.plan().budget(), options.plan().averageBits(),
+                keep, options.keepType().name(), options.smoothing() != null, options.rounding().label(), smoothing)));
         try {
             meta.set(PLAN, json.readTree(BitPlanJson.toBytes(options.plan())));
         } catch (IOException e) {

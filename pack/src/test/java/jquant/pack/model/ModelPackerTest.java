@@ -62,7 +62,7 @@ class ModelPackerTest {
                         assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
                         assertThat(TensorEncoding.readWeightlet(j, embedding).packed().bits()).containsOnly(8);
                     }
-                    assertThat(j.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE).asText()).isEqualTo(type.name());
+                    assertThat(QuantizationMetadata.of(j).keptAs()).isEqualTo(type);
                 }
             }
         }
