@@ -1,9 +1,9 @@
 package jquant.cli;
 
-import jquant.calibration.BitAllocation;
+import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
-import jquant.calibration.SmoothingChoice;
+import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;

@@ -15,7 +15,7 @@ import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.pack.model.PackedFileReport;
-import jquant.pack.model.QuantizationMetadata;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Command;

@@ -1,10 +1,10 @@
 package jquant.cli;
 
 import jquant.calibration.Calibrator;
-import jquant.calibration.QuantizationMethod;
+import jquant.pipeline.QuantizationMethod;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
-import jquant.reports.Sweep;
+import jquant.pipeline.Sweep;
 import jquant.pack.model.ModelPacker;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;

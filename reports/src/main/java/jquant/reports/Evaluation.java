@@ -4,7 +4,7 @@ import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
 import jquant.formats.ModelConfig;
 import jquant.formats.jqw.JqwFile;
-import jquant.pack.model.QuantizationMetadata;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.PackedModelLoader;
@@ -188,7 +188,8 @@ public final class Evaluation {
         }
     }
 
-    static String sha256(byte[] bytes) {
+    /** SHA-256 of {@code bytes}, in hex: how an evaluation names its text. */
+    public static String sha256(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {

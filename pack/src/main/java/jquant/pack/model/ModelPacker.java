@@ -11,6 +11,7 @@ import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.jqw.JqwWriter;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.ErrorCompensatedRounding;
@@ -55,8 +56,6 @@ public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
     /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
     public static final String PLAN = "plan";
-    /** Metadata key of what the file was packed with ({@link QuantizationMetadata}). */
-    public static final String QUANTIZATION = "quantization";
 
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
@@ -335,7 +334,7 @@ public final class ModelPacker {
             s.groupAlphas().forEach((group, alpha) -> alphas.put(group, (double) alpha));
             smoothing = new QuantizationMetadata.Smoothing(s.modelFingerprint(), s.statsSha256(), options.smoothsHead(), s.rule().label(), alphas);
         }
-        meta.set(QUANTIZATION, JsonRecords.MAPPER.valueToTree(new QuantizationMetadata(options.plan().budget(), options.plan().averageBits(),
+        meta.set(QuantizationMetadata.SECTION, JsonRecords.MAPPER.valueToTree(new QuantizationMetadata(options.plan().budget(), options.plan().averageBits(),
                 keep, options.keepType().name(), options.smoothing() != null, options.rounding().label(), smoothing)));
         try {
             meta.set(PLAN, json.readTree(BitPlanJson.toBytes(options.plan())));

@@ -14,6 +14,7 @@ import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.weightlet.ChannelBitWidths;
 import jquant.quantize.QuantLimits;

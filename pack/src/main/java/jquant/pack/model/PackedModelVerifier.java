@@ -11,6 +11,7 @@ import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.weightlet.PackedTensor;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
@@ -103,7 +104,7 @@ public final class PackedModelVerifier {
         ModelPacker.KeepType keepType;
         Rounding rounding;
         try {
-            keepType = q.keptAs();
+            keepType = ModelPacker.KeepType.parse(q.keepTypeLabel());
             rounding = Rounding.of(q.roundingLabel());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());

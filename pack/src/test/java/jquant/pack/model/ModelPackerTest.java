@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
@@ -62,7 +63,7 @@ class ModelPackerTest {
                         assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
                         assertThat(TensorEncoding.readWeightlet(j, embedding).packed().bits()).containsOnly(8);
                     }
-                    assertThat(QuantizationMetadata.of(j).keptAs()).isEqualTo(type);
+                    assertThat(QuantizationMetadata.of(j).keepTypeLabel()).isEqualTo(type.name());
                 }
             }
         }

@@ -1,5 +1,7 @@
-package jquant.calibration;
+package jquant.calibration.allocation;
 
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.GroupStats;
 import jquant.quantize.SmoothingRule;
 
 import java.util.LinkedHashMap;

@@ -1,15 +1,14 @@
-package jquant.reports;
+package jquant.pipeline;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import jquant.calibration.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.Calibrator;
-import jquant.calibration.QuantizationMethod;
 import jquant.calibration.Smoothing;
 import jquant.calibration.StatsSmoothing;
+import jquant.calibration.allocation.BitAllocation;
 import jquant.formats.AtomicOutput;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
@@ -19,6 +18,9 @@ import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
+import jquant.reports.EvalResult;
+import jquant.reports.Evaluation;
+import jquant.reports.QualityReport;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.PackedModelLoader;
 

@@ -1,5 +1,7 @@
-package jquant.calibration;
+package jquant.pipeline;
 
+import jquant.calibration.allocation.BitAllocation;
+import jquant.calibration.allocation.SmoothingChoice;
 import jquant.quantize.Metric;
 import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;

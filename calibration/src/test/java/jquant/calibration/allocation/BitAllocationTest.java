@@ -1,5 +1,8 @@
-package jquant.calibration;
+package jquant.calibration.allocation;
 
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.LinearGroup;
+import jquant.calibration.StoriesFixture;
 import jquant.formats.Checkpoint;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;

@@ -1,5 +1,10 @@
-package jquant.calibration;
+package jquant.calibration.allocation;
 
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.LinearGroup;
+import jquant.calibration.ModelFingerprint;
+import jquant.calibration.SmoothedModel;
+import jquant.calibration.Smoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;

@@ -1,4 +1,4 @@
-package jquant.pack.model;
+package jquant.formats.jqw;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -6,12 +6,11 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
 import java.util.Map;
 import jquant.formats.CheckpointException;
-import jquant.formats.jqw.JqwFile;
 
 /**
  * The {@code quantization} object of a packed model file's metadata ({@code docs/jqw-format.md}): what
- * the file was packed with, written by {@link ModelPacker} and read back by Jackson's data binding
- * (verify, eval, inspect). Files packed before {@code keepType}, {@code rounding} and the smoothing's
+ * the file was packed with, written by the packer (jquant.pack.model.ModelPacker) and read back by
+ * Jackson's data binding (verify, eval, inspect). Files packed before {@code keepType}, {@code rounding} and the smoothing's
  * {@code rule} were recorded lack them: their kept tensors are f32, their rounding rtn, their rule
  * EdgeFlow's.
  *
@@ -25,6 +24,9 @@ public record QuantizationMetadata(@JsonProperty(required = true) double budget,
                                    @JsonProperty(required = true) List<String> keep, String keepType,
                                    @JsonProperty(required = true) boolean activationScales, String rounding,
                                    @JsonProperty(required = true) Smoothing smoothing) {
+
+    /** Metadata key of this object. */
+    public static final String SECTION = "quantization";
 
     /**
      * @param head  whether the classifier was smoothed too
@@ -47,13 +49,13 @@ public record QuantizationMetadata(@JsonProperty(required = true) double budget,
         return rounding == null ? "rtn" : rounding;
     }
 
-    /** How kept tensors are stored; files from before there was a choice kept them as f32. */
-    public ModelPacker.KeepType keptAs() {
-        return keepType == null ? ModelPacker.KeepType.f32 : ModelPacker.KeepType.parse(keepType);
+    /** How kept tensors are stored ({@code f32}, {@code f16}, {@code q8}); files from before there was a choice kept them as f32. */
+    public String keepTypeLabel() {
+        return keepType == null ? "f32" : keepType;
     }
 
     /** The section of {@code file}, or a {@link CheckpointException} naming the file and what is wrong with it. */
     public static QuantizationMetadata of(JqwFile file) throws CheckpointException {
-        return file.section(ModelPacker.QUANTIZATION, QuantizationMetadata.class);
+        return file.section(SECTION, QuantizationMetadata.class);
     }
 }
