@@ -19,9 +19,9 @@ import jquant.runtime.kernels.WorkerPool;
 /**
  * Decode speed of two builds of the runtime side by side in one JVM: each build's classes in a class
  * loader of its own, a model loaded in each, and their decode steps alternating, so that both see the
- * machine in the same minutes. On the shared 2-vCPU machines the same command moves by 30–80% between
- * processes (compilation outcomes as well as the neighbours), which hides a change of a few percent;
- * alternating inside one process it showed the T2P kernel's 3–4% (docs/runtime.md). Run it through
+ * machine in the same minutes. On a shared machine the same command moves between processes by far
+ * more than a change of a few percent (compilation outcomes as well as the neighbours); alternating
+ * inside one process shows such a change (bench/RESULTS.md). Run it through
  * {@code scripts/side-by-side}, which builds the baseline revision and the class paths.
  *
  * <p>Arguments: the baseline's class path, the candidate's class path (each: its module classes, this

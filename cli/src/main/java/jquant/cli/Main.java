@@ -56,10 +56,9 @@ public final class Main {
      * line on stderr, {@code jquant: <file>: <reason>} when a file is at fault.
      *
      * <p>Only the subcommand {@code args} name is built when they name one (not {@code help}): picocli
-     * builds a command's model by reflection, and all sixteen took 320–420 ms of every start on the
-     * 2-vCPU machine, one 190–280 ms. Without a subcommand's name (top-level help or version, an
-     * unknown name, {@code help}) all are built, so help lists them and an unknown name gets picocli's
-     * usual error.
+     * builds a command's model by reflection, which for all sixteen was a noticeable part of every
+     * start. Without a subcommand's name (top-level help or version, an unknown name, {@code help}) all
+     * are built, so help lists them and an unknown name gets picocli's usual error.
      */
     public static CommandLine commandLine(String... args) {
         CommandLine cli = new CommandLine(new Main());

@@ -22,9 +22,9 @@ import java.util.Locale;
  *                one budget over the blocks
  * </pre>
  * Ours allocates on each channel's share of its layer's output energy with one budget shared by the
- * block matrices ({@link BitAllocation.Options#outputWeighted}, {@link BitAllocation.Scope#MODEL}):
- * on tinystories-6M at 4 bits that brought the mean KL divergence from 0.0025 to 0.0022 (weight-only)
- * and from 0.0039 to 0.0037 (NPU) over the paper's per-tensor allocation with the same rounding.
+ * block matrices ({@link BitAllocation.Options#outputWeighted}, {@link BitAllocation.Scope#MODEL}),
+ * which lowered the mean KL divergence against the paper's per-tensor allocation with the same
+ * rounding (bench/RESULTS.md).
  * SmoothQuant and the per-channel baseline get the NPU output smoothing (S_O into the channel
  * scales) as the EdgeFlow paper's baselines do; without it their outputs could not be int8 per tensor.
  */

@@ -21,9 +21,8 @@ import jquant.formats.weightlet.WeightletLayout;
  *
  * <p>Why mid-rise below 8 bits: a symmetric grid with a zero level can use only 2^B − 1 of the
  * 2^B codes (at 2 bits it is ternary, a quarter of the code space unused); the mid-rise grid uses
- * all of them, and B = 1 becomes plain sign quantization. On a Gaussian row of 14336 with the best
- * clip, 4 odd levels reach cosine distance 0.061 where the best ternary grid reaches 0.101. The
- * price is that 0 is not a level (a zero weight becomes ±spacing/2), which the exact metric sees.
+ * all of them, and B = 1 becomes plain sign quantization; at 2 bits its 4 odd levels come much closer
+ * to a Gaussian row than the best ternary grid (bench/RESULTS.md). The price is that 0 is not a level (a zero weight becomes ±spacing/2), which the exact metric sees.
  * B = 8 cannot be mid-rise: its odd levels would reach ±255, which is not an int8, so 8 bits use
  * the int8 symmetric grid ±127.
  *
@@ -35,9 +34,8 @@ import jquant.formats.weightlet.WeightletLayout;
  * per channel and bit width from {@link #CLIP_RATIOS} (1 down to ≈0.22) to maximise
  * {@code cos(w, v)}; r = 1 (the plain max-abs grid) is a candidate, so the search never does worse.
  * Why search: with r = 1 the few largest weights of a long channel stretch the grid and the rest
- * crowd into the central levels; on a Gaussian row of 14336 the best clip cuts the cosine
- * distance about 2.8× at 2 bits, 2.6× at 3 bits and 2× at 4 bits, and it keeps each channel's
- * error curve convex in B, which greedy allocation needs to be optimal. B = 1 has nothing to
+ * crowd into the central levels; the best clip cuts the cosine distance severalfold at 2 to 4 bits,
+ * and it keeps each channel's error curve convex in B, which greedy allocation needs to be optimal. B = 1 has nothing to
  * search (sign quantization).
  *
  * <p>The stored scale is then refit by least squares, {@code scale = ⟨w, v⟩ / ⟨v, v⟩}: it

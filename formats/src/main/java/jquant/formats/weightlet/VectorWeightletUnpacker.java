@@ -32,7 +32,7 @@ import jdk.incubator.vector.VectorSpecies;
  * of its byte, where the mask drops whatever came in from the byte below, and the final right shift of a
  * masked byte cannot leave it, so whole-lane shifts give the bytes per-byte shifts would. Each bit width
  * has a small method naming its planes, small enough for C2 to inline every Vector API call (a fully
- * unrolled stripe kernel hit the inlining node limit and boxed its vectors, 20–50× slower; see
+ * unrolled stripe kernel hit the inlining node limit and boxed its vectors, far slower; see
  * {@code GroupRun} for the same hazard across widths).
  *
  * <p>Output is bit-identical to {@link ScalarWeightletUnpacker}; a partial last group is decoded into a
