@@ -5,8 +5,8 @@
 # scripts/compiler-directives.json keeps C2 from compiling the Vector API's own methods, which are hot
 # only while our kernels wait for C2; with it the kernels compile sooner, and jquant's background
 # warm-up of them only took cores from the compiler, except for the dense row kernels that read the
-# mapped file (jquant.kernelWarmup=dense-rows): `run -n 1` of the 1.1B T2P bench model 4.5-4.9 s
-# before, 2.1-2.4 s with both (docs/runtime.md). The JVM prints "1 compiler directives added" on
+# mapped file (jquant.kernelWarmup=dense-rows); together they bring the first token much sooner
+# (docs/runtime.md, bench/RESULTS.md). The JVM prints "1 compiler directives added" on
 # stdout when it reads the file, which would corrupt --json output: VM output off
 # (-XX:-DisplayVMOutput; warnings and errors still reach stderr; JQUANT_JAVA_OPTS can turn it back on).
 JQUANT_JVM_FLAGS=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LlamaModel;
@@ -19,9 +20,9 @@ import jquant.core.WorkerPool;
 /**
  * Decode speed of two builds of the runtime side by side in one JVM: each build's classes in a class
  * loader of its own, a model loaded in each, and their decode steps alternating, so that both see the
- * machine in the same minutes. On the shared 2-vCPU machines the same command moves by 30–80% between
- * processes (compilation outcomes as well as the neighbours), which hides a change of a few percent;
- * alternating inside one process it showed the T2P kernel's 3–4% (docs/runtime.md). Run it through
+ * machine in the same minutes, and whether both decoded the same tokens. On a shared machine the same command moves between processes by far
+ * more than a change of a few percent (compilation outcomes as well as the neighbours); alternating
+ * inside one process shows such a change (bench/RESULTS.md). Run it through
  * {@code scripts/side-by-side}, which builds the baseline revision and the class paths.
  *
  * <p>Arguments: the baseline's class path, the candidate's class path (each: its module classes, this
@@ -32,14 +33,20 @@ public final class SideBySide {
 
     private SideBySide() {}
 
-    /** One build's model, decoding greedily; each call runs {@code steps} steps and returns ms per step. */
-    public static final class Steps implements DoubleSupplier {
+    /**
+     * One build's model, decoding greedily; each call runs {@code steps} steps and returns ms per step,
+     * and {@link #get} the tokens decoded so far (JDK interfaces, so that another class loader's caller
+     * can use them).
+     */
+    public static final class Steps implements DoubleSupplier, Supplier<int[]> {
         private final InferenceSession session;
         private final Sampler greedy = Sampler.greedy();
         private final int steps;
         private final int wrapAt;
         private int pos;
         private int next;
+        private int[] decoded = new int[64];
+        private int count;
 
         public Steps(String model, int threads, int steps, String mode) throws Exception {
             // The model keeps the pool it was loaded under (its Compute), so its decode steps run on it.
@@ -59,8 +66,16 @@ public final class SideBySide {
             for (int i = 0; i < steps; i++) {
                 if (pos == wrapAt) pos = 8;   // back to just after the prompt: both builds walk the same positions
                 next = next(session.decode(next, pos++));
+                if (count == decoded.length) decoded = Arrays.copyOf(decoded, 2 * count);
+                decoded[count++] = next;
             }
             return (System.nanoTime() - t0) / 1e6 / steps;
+        }
+
+        /** Every token decoded so far, in order (the prompt's successor first). */
+        @Override
+        public int[] get() {
+            return Arrays.copyOf(decoded, count);
         }
 
         private int next(float[] logits) {
@@ -68,8 +83,16 @@ public final class SideBySide {
         }
     }
 
-    /** Each build's ms per step over the rounds, and per round the candidate's speed ÷ the baseline's. */
-    public record Result(double[] baselineMs, double[] candidateMs, double[] ratios) {}
+    /**
+     * Each build's ms per step over the rounds, per round the candidate's speed ÷ the baseline's, and
+     * the tokens each build decoded (the same if the builds compute the same model).
+     */
+    public record Result(double[] baselineMs, double[] candidateMs, double[] ratios, int[] baselineTokens, int[] candidateTokens) {
+        /** The first step at which the builds decoded different tokens, or -1 if they never did. */
+        public int firstDifference() {
+            return Arrays.mismatch(baselineTokens, candidateTokens);
+        }
+    }
 
     /**
      * Loads {@code model} once per class path (baseline first), warms both, then runs {@code rounds}
@@ -95,7 +118,12 @@ public final class SideBySide {
             }
             ratios[r] = ms[0][r] / ms[1][r];
         }
-        return new Result(ms[0], ms[1], ratios);
+        return new Result(ms[0], ms[1], ratios, tokens(builds[0]), tokens(builds[1]));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static int[] tokens(DoubleSupplier build) {
+        return ((Supplier<int[]>) build).get();
     }
 
     public static void main(String[] args) throws Exception {
@@ -111,6 +139,9 @@ public final class SideBySide {
         double[] ratios = sorted(r.ratios());
         System.out.printf("candidate speed ÷ baseline speed, per round: median %.3f (%.3f–%.3f)%n",
                 ratios[ratios.length / 2], ratios[0], ratios[ratios.length - 1]);
+        int differs = r.firstDifference();
+        System.out.println(differs < 0 ? "both builds decoded the same " + r.baselineTokens().length + " tokens"
+                : "the builds decoded different tokens from step " + differs + ": they do not compute the same model");
         System.exit(0);   // the loaders' pools and layer threads are not worth closing one by one
     }
 

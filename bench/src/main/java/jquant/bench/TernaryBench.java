@@ -8,21 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.SplittableRandom;
-import java.util.function.Function;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.formats.quant.Pq2Block;
-import jquant.formats.quant.Ptq1Block;
-import jquant.formats.quant.T2pBlock;
-import jquant.formats.quant.Tq2Block;
+import jquant.formats.DType;
+import jquant.formats.TernaryCodecs;
+import jquant.formats.quant.T2pShapeException;
+import jquant.formats.quant.TernaryTensor;
 import jquant.runtime.TernaryLinearWeights;
 import jquant.core.WorkerPool;
-import jquant.runtime.ternary.Pq2Matrix;
-import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Ternary kernel benchmark: one run, worker pools of 1 and 2 threads, every figure beside a
@@ -32,10 +28,11 @@ import jquant.runtime.ternary.Tq2Matrix;
  * <p>Decode: the 22 layers of a TinyLlama-1.1B-shaped model (per layer q 2048×2048, k and v
  * 256×2048, o 2048×2048, gate and up 5632×2048, down 2048×5632: 971M weights), each matrix its own
  * off-heap memory as a mapped file's tensors are, multiplied one token at a time through
- * {@link TernaryLinearWeights} (activation quantization included), for T2P, TQ2_0, PQ2_0 and PTQ1_0:
- * ms per token, GB/s of packed weights and its ratio to the probe; then one large 32768 × 8192
- * matrix. Prefill: one layer's seven matrices at 4, 64 and 256 columns, GMAC/s and the tokens/s the
- * 22 layers' linear layers would allow.
+ * {@link TernaryLinearWeights} (activation quantization included), for every type the ternary kernels
+ * serve ({@link TernaryKernels}: T2P, TQ2_0, PQ2_0, PTQ1_0): ms per token, GB/s of packed weights and
+ * its ratio to the probe, and each type's time against T2P's; then one large 32768 × 8192 matrix.
+ * Prefill: one layer's seven matrices at 4, 64 and 256 columns, GMAC/s and the tokens/s the 22 layers'
+ * linear layers would allow.
  *
  * <pre>
  *   JQUANT_JAVA_OPTS=-Xmx8g ./jquant bench ternary [--quick]
@@ -51,25 +48,9 @@ public final class TernaryBench {
     static final Shape LARGE = new Shape("large", 32768, 8192);
     private static final VectorSpecies<Long> L = LongVector.SPECIES_PREFERRED;
 
-    /** How a format lays out random blocks: bytes per row and a generator for one row group of blocks. */
-    enum Format {
-        T2P(T2pMatrix::new), TQ2_0(Tq2Matrix::new), PQ2_0(Pq2Matrix::new), PTQ1_0(Ptq1Matrix::new);
-
-        interface Make { TernaryMatrix make(MemorySegment data, int rows, int cols, WorkerPool pool); }
-
-        final Make make;
-
-        Format(Make make) { this.make = make; }
-
-        long bytes(int rows, int cols) {
-            return switch (this) {
-                case T2P -> (long) rows / 4 * (cols / 128) * T2pBlock.BYTES;
-                case TQ2_0 -> (long) rows * (cols / 256) * Tq2Block.BYTES;
-                case PQ2_0 -> (long) rows * (cols / 128) * Pq2Block.BYTES;
-                case PTQ1_0 -> (long) rows * (cols / 128) * Ptq1Block.BYTES;
-            };
-        }
-    }
+    /** The types measured, in the table's order; ratios are against T2P, the row-pair layout. */
+    static final List<DType> TYPES = TernaryKernels.types();
+    static final int BASE = TYPES.indexOf(DType.T2P);
 
     public static void main(String[] args) {
         boolean quick = List.of(args).contains("--quick");
@@ -79,14 +60,14 @@ public final class TernaryBench {
         long t0 = System.nanoTime();
         MemorySegment probe = Arena.ofAuto().allocate(512L << 20, 64);
         for (long i = 0; i < probe.byteSize(); i += 8) probe.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i);
-        List<MemorySegment[]> model = new ArrayList<>();   // [format][layer * 7 + matrix]
-        for (Format f : Format.values()) {
+        List<MemorySegment[]> model = new ArrayList<>();   // [type][layer * 7 + matrix]
+        for (DType type : TYPES) {
             MemorySegment[] m = new MemorySegment[layers * LAYER.length];
-            for (int i = 0; i < m.length; i++) m[i] = random(f, LAYER[i % LAYER.length].rows(), LAYER[i % LAYER.length].cols(), 1000 + i);
+            for (int i = 0; i < m.length; i++) m[i] = random(type, LAYER[i % LAYER.length].rows(), LAYER[i % LAYER.length].cols(), 1000 + i);
             model.add(m);
         }
-        MemorySegment[] large = new MemorySegment[Format.values().length];
-        for (Format f : Format.values()) large[f.ordinal()] = random(f, LARGE.rows(), LARGE.cols(), 7);
+        MemorySegment[] large = new MemorySegment[TYPES.size()];
+        for (int f = 0; f < TYPES.size(); f++) large[f] = random(TYPES.get(f), LARGE.rows(), LARGE.cols(), 7);
         System.out.printf("setup (generate off-heap, touch 512 MiB probe): %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
         for (int threads = 1; threads <= 2; threads++) {
@@ -94,32 +75,39 @@ public final class TernaryBench {
                 System.out.printf("%n== %d thread%s, load average %s%n", threads, threads == 1 ? "" : "s", loadAverage());
                 double bw = bandwidth(probe, pool);
                 System.out.printf("memory read probe: %.1f GB/s%n", bw);
-                TernaryLinearWeights[][] all = new TernaryLinearWeights[Format.values().length][];
-                for (Format f : Format.values()) all[f.ordinal()] = weights(f, model.get(f.ordinal()), pool);
+                TernaryLinearWeights[][] all = new TernaryLinearWeights[TYPES.size()][];
+                for (int f = 0; f < TYPES.size(); f++) all[f] = weights(TYPES.get(f), model.get(f), pool);
                 double[] msPerToken = decodeTokens(all, layers, bw);
-                System.out.printf("  decode T2P / TQ2_0 %.2f×, T2P / PQ2_0 %.2f× (ms per token, inverted); probe again %.1f GB/s%n",
-                        msPerToken[Format.TQ2_0.ordinal()] / msPerToken[0], msPerToken[Format.PQ2_0.ordinal()] / msPerToken[0], bandwidth(probe, pool));
-                for (Format f : Format.values()) {
-                    TernaryMatrix m = f.make.make(large[f.ordinal()], LARGE.rows(), LARGE.cols(), pool);
-                    decodeLarge(f, new TernaryLinearWeights(m, pool), bw);
+                System.out.printf("  decode%s (ms per token, inverted); probe again %.1f GB/s%n", againstBase(msPerToken), bandwidth(probe, pool));
+                for (int f = 0; f < TYPES.size(); f++) {
+                    TernaryMatrix m = TernaryKernels.on(TYPES.get(f), large[f], LARGE.rows(), LARGE.cols(), pool);
+                    decodeLarge(TYPES.get(f), new TernaryLinearWeights(m, pool), bw);
                 }
                 for (int width : new int[] {4, 64, 256}) {
-                    double[] perLayer = new double[3];
-                    for (Format f : new Format[] {Format.T2P, Format.TQ2_0, Format.PQ2_0}) {
-                        perLayer[f.ordinal()] = prefillLayer(f, weights(f, model.get(f.ordinal()), pool), width, quick, layers);
+                    double[] perLayer = new double[TYPES.size()];
+                    for (int f = 0; f < TYPES.size(); f++) {
+                        perLayer[f] = prefillLayer(TYPES.get(f), weights(TYPES.get(f), model.get(f), pool), width, quick, layers);
                     }
-                    System.out.printf("  prefill %3d columns: T2P / TQ2_0 %.2f×, T2P / PQ2_0 %.2f×%n", width,
-                            perLayer[Format.TQ2_0.ordinal()] / perLayer[0], perLayer[Format.PQ2_0.ordinal()] / perLayer[0]);
+                    System.out.printf("  prefill %3d columns:%s%n", width, againstBase(perLayer));
                 }
             }
         }
     }
 
-    static TernaryLinearWeights[] weights(Format f, MemorySegment[] data, WorkerPool pool) {
+    /** " T2P / TQ2_0 1.34×, …": each type's time over T2P's. */
+    private static String againstBase(double[] seconds) {
+        StringBuilder s = new StringBuilder();
+        for (int f = 0; f < TYPES.size(); f++) {
+            if (f != BASE) s.append(String.format("%s T2P / %s %.2f×", s.isEmpty() ? "" : ",", TYPES.get(f), seconds[f] / seconds[BASE]));
+        }
+        return s.toString();
+    }
+
+    static TernaryLinearWeights[] weights(DType type, MemorySegment[] data, WorkerPool pool) {
         TernaryLinearWeights[] w = new TernaryLinearWeights[data.length];
         for (int i = 0; i < data.length; i++) {
             Shape s = LAYER[i % LAYER.length];
-            w[i] = new TernaryLinearWeights(f.make.make(data[i], s.rows(), s.cols(), pool), pool);
+            w[i] = new TernaryLinearWeights(TernaryKernels.on(type, data[i], s.rows(), s.cols(), pool), pool);
         }
         return w;
     }
@@ -142,13 +130,13 @@ public final class TernaryBench {
             }
         }
         double[] ms = new double[all.length];
-        for (Format f : Format.values()) {
+        for (int f = 0; f < all.length; f++) {
             long bytes = 0;
-            for (TernaryLinearWeights w : all[f.ordinal()]) bytes += w.matrix().packedBytes();
-            double gbs = bytes / (double) best[f.ordinal()];
-            ms[f.ordinal()] = best[f.ordinal()] / 1e6;
+            for (TernaryLinearWeights w : all[f]) bytes += w.matrix().packedBytes();
+            double gbs = bytes / (double) best[f];
+            ms[f] = best[f] / 1e6;
             System.out.printf("  decode %-7s %3d layers %7.1f MB  %7.2f ms/token (22 layers: %6.2f)  %5.1f GB/s  %.2f of probe%n",
-                    f, layers, bytes / 1e6, ms[f.ordinal()], ms[f.ordinal()] * LAYERS / layers, gbs, gbs / bandwidth);
+                    TYPES.get(f), layers, bytes / 1e6, ms[f], ms[f] * LAYERS / layers, gbs, gbs / bandwidth);
         }
         return ms;
     }
@@ -157,7 +145,7 @@ public final class TernaryBench {
         for (TernaryLinearWeights w : ws) w.matmul(x, 1, y);
     }
 
-    static void decodeLarge(Format f, TernaryLinearWeights w, double bandwidth) {
+    static void decodeLarge(DType f, TernaryLinearWeights w, double bandwidth) {
         float[] x = gaussian(LARGE.cols(), 12), y = new float[LARGE.rows()];
         warm(() -> w.matmul(x, 1, y));
         long best = Long.MAX_VALUE;
@@ -172,7 +160,7 @@ public final class TernaryBench {
     }
 
     /** The first layer's seven matrices at {@code width} columns: GMAC/s per matrix and tokens/s for all layers; returns s per layer. */
-    static double prefillLayer(Format f, TernaryLinearWeights[] ws, int width, boolean quick, int layers) {
+    static double prefillLayer(DType f, TernaryLinearWeights[] ws, int width, boolean quick, int layers) {
         float[] x = gaussian(width * 5632, 13), y = new float[width * 5632];
         double layerSeconds = 0, macs = 0;
         StringBuilder per = new StringBuilder();
@@ -248,45 +236,35 @@ public final class TernaryBench {
         }
     }
 
-    /** Off-heap random blocks of a format: ternary codes, fp16 scales in [0.001, 0.02). */
-    static MemorySegment random(Format f, int rows, int cols, long seed) {
+    /** Rows encoded at a time: a multiple of every type's row group, few enough to keep the codes small. */
+    private static final int BAND = 64;
+
+    /**
+     * Off-heap random weights stored as {@code type} through its codec: ternary codes, fp16 scales in
+     * [0.001, 0.02), one per stored block (TQ2_0's blocks hold 256 weights, so two 128-blocks share one).
+     */
+    static MemorySegment random(DType type, int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        byte[] ternaryBytes = new byte[81];
-        for (int v = 0; v < 81; v++) ternaryBytes[v] = (byte) (v % 3 | (v / 3 % 3) << 2 | (v / 9 % 3) << 4 | (v / 27) << 6);
-        byte[] out = new byte[Math.toIntExact(f.bytes(rows, cols))];
-        Function<Integer, Void> scale = off -> {
-            short d = Float.floatToFloat16(0.001f + 0.019f * (float) rnd.nextDouble());
-            out[off] = (byte) d;
-            out[off + 1] = (byte) (d >> 8);
-            return null;
-        };
-        switch (f) {
-            case T2P -> {
-                for (int off = 0; off < out.length; off += T2pBlock.BYTES) {
-                    for (int r = 0; r < 4; r++) scale.apply(off + 2 * r);
-                    for (int j = T2pBlock.CODES_OFFSET; j < T2pBlock.BYTES; j++) out[off + j] = ternaryBytes[rnd.nextInt(81)];
-                }
+        int tied = type.blockSize() / TernaryTensor.BLOCK;
+        MemorySegment out = Arena.ofAuto().allocate(type.byteSize((long) rows * cols, cols), 64);
+        long at = 0;
+        for (int r0 = 0; r0 < rows; r0 += BAND) {
+            int band = Math.min(BAND, rows - r0);
+            byte[] codes = new byte[band * cols];
+            for (int i = 0; i < codes.length; i++) codes[i] = (byte) (rnd.nextInt(3) - 1);
+            float[] scales = new float[band * cols / TernaryTensor.BLOCK];
+            for (int i = 0; i < scales.length; i += tied) {
+                java.util.Arrays.fill(scales, i, i + tied, Float.float16ToFloat(Float.floatToFloat16(0.001f + 0.019f * (float) rnd.nextDouble())));
             }
-            case TQ2_0 -> {
-                for (int off = 0; off < out.length; off += Tq2Block.BYTES) {
-                    for (int j = 0; j < Tq2Block.SCALE_OFFSET; j++) out[off + j] = ternaryBytes[rnd.nextInt(81)];
-                    scale.apply(off + Tq2Block.SCALE_OFFSET);
-                }
+            MemorySegment encoded;
+            try {
+                encoded = TernaryCodecs.encode(new TernaryTensor("bench", band, cols, scales, codes), new long[] {band, cols}, type).data();
+            } catch (T2pShapeException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);   // the bench shapes all fit T2P
             }
-            case PQ2_0 -> {
-                for (int off = 0; off < out.length; off += Pq2Block.BYTES) {
-                    scale.apply(off);
-                    for (int j = Pq2Block.CODES_OFFSET; j < Pq2Block.BYTES; j++) out[off + j] = ternaryBytes[rnd.nextInt(81)];
-                }
-            }
-            case PTQ1_0 -> {
-                for (int off = 0; off < out.length; off += Ptq1Block.BYTES) {
-                    for (int i = 0; i < Ptq1Block.QS_BYTES; i++) out[off + i] = (byte) ((rnd.nextInt(243) * 256 + 242) / 243);
-                    for (int i = 0; i < Ptq1Block.QH_BYTES; i++) out[off + Ptq1Block.QH_OFFSET + i] = (byte) ((rnd.nextInt(81) * 3 * 256 + 242) / 243);
-                    scale.apply(off + Ptq1Block.SCALE_OFFSET);
-                }
-            }
+            MemorySegment.copy(encoded, 0, out, at, encoded.byteSize());
+            at += encoded.byteSize();
         }
-        return TernaryMatrix.offHeap(out);
+        return out;
     }
 }

@@ -1,7 +1,7 @@
 package jquant.calibration;
 
 import jquant.formats.TensorKind;
-import jquant.quantize.QuantLimits;
+import jquant.quantize.BitPlan;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,7 +33,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
         if (tokens <= 0) throw new IllegalArgumentException("calibration ran " + tokens + " tokens");
         budgets = List.copyOf(budgets);
         for (int i = 0; i < budgets.size(); i++) {
-            if (!QuantLimits.isBudget(budgets.get(i))) throw new IllegalArgumentException("budget " + budgets.get(i) + " outside " + QuantLimits.BUDGET_RANGE);
+            BitPlan.checkBudget(budgets.get(i));
             if (i > 0 && budgets.get(i) <= budgets.get(i - 1)) throw new IllegalArgumentException("budgets " + budgets + " are not ascending");
         }
         groups = List.copyOf(groups);

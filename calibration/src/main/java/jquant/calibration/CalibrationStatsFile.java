@@ -2,6 +2,7 @@ package jquant.calibration;
 
 import jquant.formats.CheckpointException;
 import jquant.formats.DType;
+import jquant.formats.FileFormat;
 import jquant.formats.InputFiles;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -82,12 +83,12 @@ import java.util.zip.CRC32C;
 public final class CalibrationStatsFile {
     public static final String ARCHITECTURE = "jquant-calibration";
     public static final int VERSION = 4;
-    /** E[x·xᵀ] as the whole D×D matrix, every byte under the file's checksum. */
-    static final int SQUARE_MOMENT_VERSION = 3;
-    /** One α per group, searched at {@code reference_bits}, with the checksum. */
-    static final int SINGLE_ALPHA_VERSION = 2;
     /** The version before the checksum; read without one (one α per group, like version 2). */
     static final int UNCHECKED_VERSION = 1;
+    /** Name, identifier and versions, checked as every versioned file of jquant's is. */
+    static final FileFormat FORMAT = new FileFormat("calibration stats file", ARCHITECTURE, UNCHECKED_VERSION, VERSION);
+    /** E[x·xᵀ] as the whole D×D matrix, every byte under the file's checksum. */
+    static final int SQUARE_MOMENT_VERSION = 3;
     static final String CHECKSUM_KEY = "jquant.calibration.checksum";
     static final String PREFIX = "jquant.calibration.";
     private static final String MOMENT_SUFFIX = ".xx_mean";
@@ -368,14 +369,8 @@ public final class CalibrationStatsFile {
     private static CalibrationStats parse(GgufFile gguf) {
         SequencedMap<String, GgufValue> meta = gguf.metadata();
         GgufValue arch = meta.get("general.architecture");
-        if (arch == null || !(arch.value() instanceof String s) || !s.equals(ARCHITECTURE)) {
-            throw new IllegalArgumentException("not a calibration stats file (general.architecture is "
-                    + (arch == null ? "missing" : arch.value()) + ", expected \"" + ARCHITECTURE + "\")");
-        }
-        long version = meta(meta, "version").asLong();
-        if (version < UNCHECKED_VERSION || version > VERSION) {
-            throw new IllegalArgumentException("calibration stats version " + version + " is not supported (" + UNCHECKED_VERSION + " to " + VERSION + " are)");
-        }
+        FORMAT.checkIdentifier("general.architecture", arch == null ? null : arch.value());
+        int version = FORMAT.checkVersion(meta(meta, "version").asLong());
         SequencedMap<String, Tensor> tensors = gguf.tensors();
         if (version != UNCHECKED_VERSION) {
             GgufValue stored = meta.get(CHECKSUM_KEY);
@@ -383,10 +378,7 @@ public final class CalibrationStatsFile {
                 throw new IllegalArgumentException("metadata " + CHECKSUM_KEY + " (UINT32) is missing");
             }
             long actual = version == VERSION ? checksumOfFile(meta, gguf) : checksumOfEverything(meta, List.copyOf(tensors.values()));
-            if (stored.asLong() != actual) {
-                throw new IllegalArgumentException(String.format("checksum mismatch: the file says %08x, its content gives %08x (the file was changed or damaged)",
-                        stored.asLong(), actual));
-            }
+            FileFormat.checkChecksum("the statistics", stored.asLong(), actual);
         }
         boolean perBudget = version >= SQUARE_MOMENT_VERSION;
         List<Double> budgets = perBudget ? doubles(meta(meta, "budgets"), "budgets") : List.of((double) referenceBits(meta));

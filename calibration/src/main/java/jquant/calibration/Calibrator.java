@@ -5,7 +5,7 @@ import jquant.formats.Checkpoint;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.TensorKind;
-import jquant.quantize.QuantLimits;
+import jquant.quantize.BitPlan;
 import jquant.runtime.Compute;
 import jquant.runtime.HiddenStates;
 import jquant.runtime.InferenceSession;
@@ -74,9 +74,7 @@ public final class Calibrator {
             if (context < 2) throw new IllegalArgumentException("calibration windows need at least 2 tokens, got " + context);
             if (sampleTokens < 1) throw new IllegalArgumentException("the α search needs at least 1 sampled token, got " + sampleTokens);
             if (budgets.isEmpty()) throw new IllegalArgumentException("calibration needs at least one budget to search α for");
-            for (double b : budgets) {
-                if (!QuantLimits.isBudget(b)) throw new IllegalArgumentException("budget " + b + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
-            }
+            budgets.forEach(BitPlan::checkBudget);
             if (memory < 1) throw new IllegalArgumentException("the memory bound must be positive, got " + memory + " bytes");
             budgets = budgets.stream().sorted().distinct().toList();
         }

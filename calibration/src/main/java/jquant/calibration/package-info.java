@@ -8,7 +8,7 @@
  *  CalibrationStats ◄──► stats.gguf          {@link jquant.calibration.CalibrationStatsFile}
  *  checkpoint + stats ──► {@link jquant.calibration.Smoothing#apply} ──► {@link jquant.calibration.SmoothedModel}
  *                         (W', folded norms, output factors, static int8 scales; a Checkpoint view)
- *  checkpoint [+ stats] + budget ──► {@link jquant.calibration.BitAllocation#allocate} ──► {@link jquant.quantize.BitPlan}
+ *  checkpoint [+ stats] + budget ──► {@link jquant.calibration.allocation.BitAllocation#allocate} ──► {@link jquant.quantize.BitPlan}
  * </pre>
  * The format and the choices are written up in {@code docs/calibration.md}.
  */

@@ -1,5 +1,6 @@
 package jquant.calibration;
 
+import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;

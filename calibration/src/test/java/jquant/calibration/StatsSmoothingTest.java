@@ -1,5 +1,7 @@
 package jquant.calibration;
 
+import jquant.calibration.allocation.BitAllocation;
+import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.jqw.JqwFile;

@@ -7,23 +7,23 @@ import jquant.testsupport.Stories260K;
 import java.io.IOException;
 
 /** stories260K and its text, and one calibration of it shared by the tests. */
-final class StoriesFixture {
+public final class StoriesFixture {
     /** Enough text for every group's sample to be full, small enough for a quick test; α for 3 and 5 bits, and E[x·xᵀ]. */
-    static final Calibrator.Options OPTIONS = new Calibrator.Options(2048, 512, 256, java.util.List.of(3.0, 5.0), true, 7);
+    public static final Calibrator.Options OPTIONS = new Calibrator.Options(2048, 512, 256, java.util.List.of(3.0, 5.0), true, 7);
     private static CalibrationStats stories;
 
     private StoriesFixture() {}
 
-    static Checkpoint stories260K() throws IOException {
+    public static Checkpoint stories260K() throws IOException {
         return Checkpoints.open(Stories260K.model());
     }
 
-    static String text() throws IOException {
+    public static String text() throws IOException {
         return Stories260K.text();
     }
 
     /** stories260K calibrated on the first 2048 tokens of the TinyStories sample (computed once). */
-    static synchronized CalibrationStats storiesStats() throws IOException {
+    public static synchronized CalibrationStats storiesStats() throws IOException {
         if (stories == null) {
             try (Checkpoint c = stories260K()) {
                 java.nio.file.Path file = java.nio.file.Files.createTempFile("stories260K-stats", ".gguf");

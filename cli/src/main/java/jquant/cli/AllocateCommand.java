@@ -1,22 +1,21 @@
 package jquant.cli;
 
-import jquant.calibration.BitAllocation;
+import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
-import jquant.calibration.SmoothingChoice;
+import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
-import jquant.quantize.QuantLimits;
 import jquant.quantize.SmoothingRule;
 import jquant.quantize.TensorPlan;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine;
 
@@ -30,25 +29,26 @@ import java.util.concurrent.Callable;
 @Command(name = "allocate", description = "Allocate per-channel bit widths (1..8) to every linear layer under an average bit budget; writes a plan JSON.")
 final class AllocateCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "llama2.c .bin, GGUF file, or Hugging Face folder / .safetensors")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
-    @Option(names = "--budget", required = true, paramLabel = "<bits>", description = "Average bits per weight, in [1, 8].")
+    @Option(names = "--budget", required = true, paramLabel = "<bits>", converter = BudgetConverter.class,
+            description = "Average bits per weight, in [1, 8].")
     double budget;
 
-    @Option(names = "--out", required = true, paramLabel = "<plan.json>", description = "Plan file to write.")
-    Path out;
+    @Mixin
+    OutputFile out = new OutputFile();
 
     @Option(names = "--stats", paramLabel = "<stats>", description = "Calibration stats of this model (jquant calibrate): allocate on the smoothed weights W'.")
     Path stats;
 
     @Option(names = "--scope", defaultValue = "tensor", paramLabel = "tensor|model",
             description = "tensor: the budget holds for every tensor (default); model: one budget over all weights.")
-    String scope;
+    BitAllocation.Scope scope;
 
     @Option(names = "--metric", defaultValue = "approx", paramLabel = "approx|exact",
             description = "approx: the paper's closed-form RE (default); exact: cosine distance on the real grid.")
-    String metric;
+    Metric metric;
 
     @Option(names = "--weighted", description = "Weigh channel errors by E[x²] per input channel from calibration (needs --stats).")
     boolean weighted;
@@ -66,10 +66,10 @@ final class AllocateCommand implements Callable<Integer> {
 
     @Option(names = "--smoothing", defaultValue = "edgeflow", paramLabel = "edgeflow|smoothquant",
             description = "With --stats: how α becomes factors: EdgeFlow's S_I^α (default) or SmoothQuant's S_I^α / max|W|^(1−α) (give it an --alpha; its baseline is 0.5).")
-    String smoothing;
+    SmoothingRule smoothing;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin model (default: the one beside it)")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
@@ -77,7 +77,7 @@ final class AllocateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BitAllocation.Options options = options();
-        new OutputSafety().model(model, tokenizer).inputs(stats).check(out);
+        new OutputSafety().model(model.path, tokenizer.path).inputs(stats).check(out.path);
         CalibrationStats calibration = stats == null ? null : CalibrationStatsFile.read(stats);
         if (calibration != null && options.smoothing().alpha() == null) {
             try {
@@ -87,50 +87,32 @@ final class AllocateCommand implements Callable<Integer> {
             }
         }
         BitPlan plan;
-        try (Checkpoint c = Checkpoints.open(model, tokenizer);
+        try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path);
              Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
             plan = BitAllocation.allocate(c, calibration, options, (done, total) -> bar.stepTo(done));
         }
-        BitPlanJson.write(plan, out);
+        BitPlanJson.write(plan, out.path);
         PrintWriter log = spec.commandLine().getOut();
         log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s%s%s)%n",
-                plan.tensors().size(), model.getFileName(), budget, plan.averageBits(),
+                plan.tensors().size(), model.path.getFileName(), budget, plan.averageBits(),
                 uniform ? "uniform widths" : options.scope().name().toLowerCase() + " scope, " + options.metric().name().toLowerCase() + " metric",
                 calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(),
                 (weighted ? ", E[x²]-weighted" : "") + (outputWeighted ? ", output-weighted" : ""));
         printHistograms(log, plan);
-        log.printf("Wrote %s%n", out);
+        log.printf("Wrote %s%n", out.path);
         log.flush();
         return 0;
     }
 
     private BitAllocation.Options options() {
         CommandLine cmd = spec.commandLine();
-        if (!QuantLimits.isBudget(budget)) {
-            throw new CommandLine.ParameterException(cmd, "--budget " + budget + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
-        }
-        BitAllocation.Scope s = switch (scope.toLowerCase(java.util.Locale.ROOT)) {
-            case "tensor" -> BitAllocation.Scope.TENSOR;
-            case "model" -> BitAllocation.Scope.MODEL;
-            default -> throw new CommandLine.ParameterException(cmd, "--scope must be 'tensor' or 'model', not '" + scope + "'");
-        };
-        Metric m = switch (metric.toLowerCase(java.util.Locale.ROOT)) {
-            case "approx" -> Metric.APPROX;
-            case "exact" -> Metric.EXACT;
-            default -> throw new CommandLine.ParameterException(cmd, "--metric must be 'approx' or 'exact', not '" + metric + "'");
-        };
         if ((weighted || outputWeighted) && stats == null) {
             throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
         }
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
-        SmoothingRule rule = switch (smoothing.toLowerCase(java.util.Locale.ROOT)) {
-            case "edgeflow" -> SmoothingRule.EDGEFLOW;
-            case "smoothquant" -> SmoothingRule.SMOOTHQUANT;
-            default -> throw new CommandLine.ParameterException(cmd, "--smoothing must be 'edgeflow' or 'smoothquant', not '" + smoothing + "'");
-        };
         SmoothingChoice choice;
         if (alpha.equalsIgnoreCase("searched")) {
-            if (rule != SmoothingRule.EDGEFLOW) throw new CommandLine.ParameterException(cmd, "--smoothing smoothquant needs a fixed --alpha (its baseline uses 0.5)");
+            if (smoothing != SmoothingRule.EDGEFLOW) throw new CommandLine.ParameterException(cmd, "--smoothing smoothquant needs a fixed --alpha (its baseline uses 0.5)");
             choice = SmoothingChoice.searched();
         } else {
             float a;
@@ -140,9 +122,9 @@ final class AllocateCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(cmd, "--alpha must be 'searched' or a number in [0, 1], not '" + alpha + "'");
             }
             if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
-            choice = SmoothingChoice.fixed(rule, a);
+            choice = SmoothingChoice.fixed(smoothing, a);
         }
-        return new BitAllocation.Options(budget, s, m, weighted, outputWeighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
+        return new BitAllocation.Options(budget, scope, metric, weighted, outputWeighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
     }
 
     /** Channels at 1..8 bits and the average, summed per tensor kind (attn_q, ffn_down, output, …). */

@@ -27,7 +27,6 @@ import jquant.formats.synthetic.SyntheticCheckpoint;
 import jquant.formats.synthetic.SyntheticHfFolder;
 import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
-import jquant.runtime.Compute;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine;
@@ -145,8 +144,8 @@ final class BenchCommand {
             + "channels, its matrices in float16, as model-f16.gguf and as a Hugging Face folder hf/, with the tok512 vocabulary "
             + "(stories260K's) and TinyStories text beside it, so anyone can rerun the figures."})
     static final class Model implements Callable<Integer> {
-        @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder to write into.")
-        Path out;
+        @Mixin
+        OutputFolder out = new OutputFolder();
 
         @Option(names = "--shape", defaultValue = "tinyllama-1.1b", converter = Shape.Converter.class,
                 description = "tinyllama-1.1b (dim 2048, hidden 5632, 22 layers, 32/4 heads, vocab 512), tinyllama-2l (its first two "
@@ -164,12 +163,12 @@ final class BenchCommand {
 
         @Override
         public Integer call() throws Exception {
-            Files.createDirectories(out);
+            Files.createDirectories(out.path);
             Path tokenizer = copyResource("tok512.bin"), text = copyResource("tinystories-eval.txt");
             Vocabulary vocabulary = Llama2cTokenizerReader.read(tokenizer);
-            Path file = out.resolve("model-" + type.name().toLowerCase() + ".gguf");
+            Path file = out.path.resolve("model-" + type.name().toLowerCase() + ".gguf");
             long t0 = System.nanoTime();
-            Path hf = out.resolve("hf");
+            Path hf = out.path.resolve("hf");
             try (SyntheticCheckpoint c = new SyntheticCheckpoint(file, new SyntheticLlama(shape.config, seed), type, vocabulary)) {
                 GgufConverter.convert(c, GgufConverter.Target.valueOf(type.name().toLowerCase()), file, (name, shape, from, to) -> {});
                 SyntheticHfFolder.write(c, hf);
@@ -181,7 +180,7 @@ final class BenchCommand {
         }
 
         private Path copyResource(String name) throws IOException {
-            Path target = out.resolve(name);
+            Path target = out.path.resolve(name);
             try (InputStream in = BenchCommand.class.getResourceAsStream("demo/stories260K/" + name)) {
                 if (in == null) throw new IOException("the jquant jar lacks its bundled " + name);
                 Files.copy(in, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
@@ -205,8 +204,8 @@ final class BenchCommand {
 
     /** Options of the benches that run a model. */
     static final class RunOptions {
-        @Parameters(index = "0", paramLabel = "<model>", description = "Model (llama2.c .bin, GGUF, HF folder, jquant .jqw).")
-        Path model;
+        @Mixin
+        ModelArgument model = new ModelArgument();
 
         @Option(names = "--thread-counts", defaultValue = "1,2", split = ",", paramLabel = "<n,…>",
                 description = "Thread counts to measure, each with its own memory probe (default: ${DEFAULT-VALUE}).")
@@ -231,9 +230,9 @@ final class BenchCommand {
         void measure(Bench bench) throws Exception {
             for (int t : threadCounts) if (t < 1) throw usage(command, "--thread-counts must be at least 1, got " + t);
             List<AutoCloseable> opened = new ArrayList<>();
-            try (LoadedModel vocabulary = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+            try (LoadedModel vocabulary = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels)) {
                 bench.run(vocabulary.tokenizer(), compute -> {
-                    LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
+                    LoadedModel m = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
                     opened.add(m);
                     return m.model();
                 });
@@ -259,7 +258,7 @@ final class BenchCommand {
             if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
             run.measure((tokenizer, loader) -> {
                 int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
-                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model, prompt.length, tokens, warmup);
+                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model.path, prompt.length, tokens, warmup);
                 DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
             });
             return 0;
@@ -285,7 +284,7 @@ final class BenchCommand {
             if (ctx < 2 || windows < 1) throw usage(run.command, "--ctx must be ≥ 2 and --windows ≥ 1, got " + ctx + " and " + windows);
             run.measure((tokenizer, loader) -> {
                 int[] tokens = tokenizer.encode(Evaluation.readText(data));
-                System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model, data, windows, ctx);
+                System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model.path, data, windows, ctx);
                 PrefillBench.run(loader, tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
             });
             return 0;
@@ -294,8 +293,8 @@ final class BenchCommand {
 
     @Command(name = "ttft", description = "Time to first token of jquant run in a fresh process, cold and warm page cache, layer-pipelined against eager loading.")
     static final class Ttft implements Callable<Integer> {
-        @Parameters(index = "0", paramLabel = "<model>", description = "Model file or folder.")
-        Path model;
+        @Mixin
+        ModelArgument model = new ModelArgument();
 
         @Option(names = "--data", required = true, paramLabel = "<text>", description = "Text whose start is the prompt.")
         Path data;
@@ -318,7 +317,7 @@ final class BenchCommand {
                 throw usage(command, "--prompt-tokens and --repeats must be ≥ 1, got " + promptTokens + " and " + repeats);
             }
             String prompt;
-            try (LoadedModel m = LoadedModel.open(model, options.tokenizer, options.mode.mode, options.kernels)) {
+            try (LoadedModel m = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels)) {
                 int[] ids = m.tokenizer().encode(Evaluation.readText(data));
                 if (ids.length < promptTokens) throw new IllegalArgumentException(data + " has only " + ids.length + " tokens");
                 int skipBos = m.tokenizer().addsBos() ? 1 : 0;
@@ -329,10 +328,10 @@ final class BenchCommand {
             command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
             List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels", options.kernels.name()));
-            if (options.tokenizer != null) modelArgs.addAll(List.of("--tokenizer", options.tokenizer.toString()));
+            if (options.tokenizer.path != null) modelArgs.addAll(List.of("--tokenizer", options.tokenizer.path.toString()));
             PrintStream out = System.out;
-            out.printf("ttft: %s, prompt of %d tokens, %d runs per case (median)%n", model, promptTokens, repeats);
-            TtftBench.run(command, model, prompt, modelArgs, repeats, out);
+            out.printf("ttft: %s, prompt of %d tokens, %d runs per case (median)%n", model.path, promptTokens, repeats);
+            TtftBench.run(command, model.path, prompt, modelArgs, repeats, out);
             return 0;
         }
     }

@@ -7,7 +7,7 @@ import jquant.core.Memory;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.InputFiles;
-import jquant.quantize.QuantLimits;
+import jquant.quantize.BitPlan;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -43,7 +43,7 @@ final class CalibrateCommand implements Callable<Integer> {
     @Option(names = "--sample", paramLabel = "<N>", defaultValue = "512", description = "Input rows per group sampled for the α search (default: ${DEFAULT-VALUE}).")
     int sample;
 
-    @Option(names = "--budgets", split = ",", paramLabel = "<bits,…>", defaultValue = "3,4,5,6,8",
+    @Option(names = "--budgets", split = ",", paramLabel = "<bits,…>", defaultValue = "3,4,5,6,8", converter = BudgetConverter.class,
             description = "Bit budgets to search α for; allocate --budget must be one of them unless it fixes α (default: ${DEFAULT-VALUE}).")
     List<Double> budgets;
 
@@ -65,9 +65,6 @@ final class CalibrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        for (double b : budgets) {
-            if (!QuantLimits.isBudget(b)) throw new ParameterException(spec.commandLine(), "--budgets: " + b + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
-        }
         Calibrator.Options options;
         try {
             long bound = memory == null ? Memory.heap() : Memory.parse(memory);

@@ -5,15 +5,14 @@ import jquant.formats.Checkpoints;
 import jquant.formats.gguf.GgufConverter;
 import jquant.formats.gguf.GgufWriter;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -24,18 +23,18 @@ import java.util.concurrent.Callable;
         "Streamed one tensor at a time; the file appears only when complete."})
 final class ConvertCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Checkpoint: HF folder (Llama, Qwen2), llama2.c .bin, or GGUF.")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = "--type", defaultValue = "f16", paramLabel = "f32|f16|bf16|q8_0",
             description = "Type of the matrices (default: ${DEFAULT-VALUE}); q8_0 as ggml's quantize_row_q8_0_ref.")
     String type;
 
-    @Option(names = "--out", required = true, paramLabel = "<gguf>", description = "GGUF file to write.")
-    Path out;
+    @Mixin
+    OutputFile out = new OutputFile();
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
@@ -48,15 +47,15 @@ final class ConvertCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "--type: " + e.getMessage());
         }
-        new OutputSafety().model(model, tokenizer).check(out);
+        new OutputSafety().model(model.path, tokenizer.path).check(out.path);
         PrintWriter log = spec.commandLine().getOut();
         List<GgufWriter.PendingTensor> written;
-        try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
-            written = GgufConverter.convert(c, target, out, (name, shape, from, to) -> {
+        try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path)) {
+            written = GgufConverter.convert(c, target, out.path, (name, shape, from, to) -> {
                 if (!Progress.quiet) log.printf("  %-28s %-12s %s -> %s%n", name, RepackCommand.shapeString(shape), from, to).flush();
             });
         }
-        log.printf("Wrote %s: %d tensors, matrices %s, %,d bytes%n", out, written.size(), target.dtype, Files.size(out));
+        log.printf("Wrote %s: %d tensors, matrices %s, %,d bytes%n", out.path, written.size(), target.dtype, Files.size(out.path));
         log.flush();
         return 0;
     }

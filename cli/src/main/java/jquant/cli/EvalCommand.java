@@ -8,7 +8,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
@@ -22,8 +21,8 @@ import java.util.concurrent.Callable;
 @Command(name = "eval", description = "Perplexity on a text; with --base, KL divergence from and top-1 agreement with a base model.")
 final class EvalCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Model to evaluate (llama2.c .bin, GGUF, HF folder, jquant .jqw).")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 text file.")
     Path data;
@@ -53,11 +52,11 @@ final class EvalCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(spec.commandLine(), "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
-        if (json != null) new OutputSafety().model(model, options.tokenizer).model(base, options.tokenizer).inputs(data).check(json);
+        if (json != null) new OutputSafety().model(model.path, options.tokenizer.path).model(base, options.tokenizer.path).inputs(data).check(json);
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {
-            result = Evaluation.run(new Evaluation.Request(model, data, ctx, base, options.tokenizer, options.mode.mode, options.kernels, series, layerwise),
+            result = Evaluation.run(new Evaluation.Request(model.path, data, ctx, base, options.tokenizer.path, options.mode.mode, options.kernels, series, layerwise),
                     new Evaluation.Listener() {
                         @Override public void started(long steps) { bar[0] = new Progress("eval", steps, layerwise ? "layers" : "windows"); }
                         @Override public void scored(long windows) { bar[0].stepTo(windows); }

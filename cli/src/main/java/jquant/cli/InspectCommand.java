@@ -1,9 +1,7 @@
 package jquant.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.CalibrationStatsFile;
 import jquant.calibration.CalibrationStatsReport;
@@ -15,11 +13,13 @@ import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
-import jquant.pack.model.ModelPacker;
+import jquant.formats.jqw.JqwModelMetadata;
 import jquant.pack.model.PackedFileReport;
-import jquant.pack.model.TensorEncoding;
+import jquant.formats.jqw.QuantizationMetadata;
+import jquant.formats.jqw.TensorEncoding;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -30,6 +30,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 
 /** {@code jquant inspect}: what a checkpoint holds, for people or (with --json) for machines. */
 @Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata, a packed .jqw file's metadata, "
@@ -39,8 +40,8 @@ final class InspectCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<checkpoint>", description = "llama2.c .bin, GGUF file, Hugging Face folder / .safetensors, jquant .jqw, or calibration stats")
     Path checkpoint;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint (default: tokenizer.bin or tok<vocab>.bin beside it)")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Option(names = "--json", description = "Print JSON instead of tables.")
     boolean json;
@@ -52,7 +53,7 @@ final class InspectCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (CalibrationStatsFile.recognises(checkpoint)) return inspectStats();
         if (LoadedModel.isPacked(checkpoint)) return inspectPacked();
-        try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer)) {
+        try (Checkpoint c = Checkpoints.open(checkpoint, tokenizer.path)) {
             Map<String, Object> report = CheckpointReport.describe(c);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
@@ -141,45 +142,44 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
-    private static void printPacked(ObjectNode r, PrintWriter out) {
-        JsonNode m = r.path("model"), q = r.path("quantization"), tok = r.path("tokenizer");
-        out.printf("%s  (%s, %,d bytes)%n", r.path("file").asText(), r.path("format").asText(), r.path("bytes").asLong());
+    private static void printPacked(PackedFileReport r, PrintWriter out) {
+        JqwModelMetadata.ModelJson m = r.model();
+        QuantizationMetadata q = r.quantization();
+        out.printf("%s  (%s, %,d bytes)%n", r.file(), r.format(), r.bytes());
         out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d, vocab %d, context %d, rope %s, %s embeddings%n",
-                m.path("dim").asInt(), m.path("hiddenDim").asInt(), m.path("layers").asInt(), m.path("heads").asInt(), m.path("kvHeads").asInt(),
-                m.path("vocabSize").asInt(), m.path("maxSeqLen").asInt(), m.path("rope").asText().toLowerCase().replace('_', '-'),
-                m.path("tiedEmbeddings").asBoolean() ? "tied" : "separate");
-        out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%n", tok.path("kind").asText().toLowerCase(), tok.path("size").asInt(),
-                tok.path("bos").asInt(), tok.path("eos").asInt());
+                m.dim(), m.hiddenDim(), m.layers(), m.heads(), m.kvHeads(), m.vocabSize(), m.maxSeqLen(),
+                m.rope().name().toLowerCase().replace('_', '-'), m.tiedEmbeddings() ? "tied" : "separate");
+        out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%n", r.tokenizer().kind().toLowerCase(), r.tokenizer().size(),
+                r.tokenizer().bos(), r.tokenizer().eos());
         out.printf("  plan: budget %s, average %.4f bits over %d tensors; kept float32: %s; static activation scales: %s; rounding %s%n",
-                q.path("budget").asText(), q.path("averageBits").asDouble(), r.path("planTensors").asInt(),
-                q.path("keep").isEmpty() ? "none" : q.path("keep").toString(), q.path("activationScales").asBoolean() ? "yes" : "no",
-                q.path(ModelPacker.ROUNDING).asText("rtn"));
-        JsonNode s = q.path(ModelPacker.SMOOTHING);
-        if (s.isObject()) {
-            out.printf("  smoothing: %s, stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n", s.path("rule").asText("edgeflow"),
-                    s.path(ModelPacker.STATS_SHA256).asText(), s.path(ModelPacker.MODEL_FINGERPRINT).asText(), s.path("head").asBoolean());
+                q.budget(), q.averageBits(), r.planTensors(), q.keep().isEmpty() ? "none" : q.keep().stream().map(k -> "\"" + k + "\"").collect(Collectors.joining(",", "[", "]")),
+                q.activationScales() ? "yes" : "no", q.roundingLabel());
+        QuantizationMetadata.Smoothing s = q.smoothing();
+        if (s != null) {
+            out.printf("  smoothing: %s, stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n", s.ruleLabel(),
+                    s.statsSha256(), s.modelFingerprint(), s.head());
             StringBuilder alphas = new StringBuilder("  α:");
-            s.path("alpha").properties().forEach(e -> alphas.append(String.format(" %s %.2f", e.getKey(), e.getValue().asDouble())));
+            s.alpha().forEach((group, alpha) -> alphas.append(String.format(" %s %.2f", group, alpha)));
             out.println(alphas);
         } else {
             out.println("  smoothing: none");
         }
         out.println();
         out.printf("  %-12s %12s %12s %8s%n", "layer", "offset", "bytes", "tensors");
-        for (JsonNode l : r.path("layers")) {
-            out.printf("  %-12s %12d %,12d %8d%n", l.path("name").asText(), l.path("offset").asLong(), l.path("bytes").asLong(), l.path("tensors").asInt());
+        for (PackedFileReport.Layer l : r.layers()) {
+            out.printf("  %-12s %12d %,12d %8d%n", l.name(), l.offset(), l.bytes(), l.tensors());
         }
         out.println();
         out.printf("  %-18s %-10s %-12s %12s %7s  %-40s %s%n", "tensor", "encoding", "shape", "bytes", "avg", "channels at 1..8 bits", "input scale");
-        for (JsonNode t : r.path("tensors")) {
+        for (PackedFileReport.TensorRow t : r.tensors()) {
             StringBuilder shape = new StringBuilder();
-            for (JsonNode d : t.path("shape")) shape.append(shape.isEmpty() ? "" : "×").append(d.asLong());
+            for (long d : t.shape()) shape.append(shape.isEmpty() ? "" : "×").append(d);
             StringBuilder h = new StringBuilder();
-            for (JsonNode n : t.path("bitHistogram")) h.append(String.format("%5d", n.asInt()));
-            JsonNode in = t.path("attrs").path(TensorEncoding.INPUT_SCALE);
-            out.printf("  %-18s %-10s %-12s %,12d %7s  %-40s %s%n", t.path("name").asText(), t.path("encoding").asText(), shape,
-                    t.path("bytes").asLong(), t.has("averageBits") ? String.format("%.3f", t.path("averageBits").asDouble()) : "",
-                    h, in.isNumber() ? String.format("%.4g", in.asDouble()) : "");
+            if (t.bitHistogram() != null) for (int n : t.bitHistogram()) h.append(String.format("%5d", n));
+            Object in = t.attrs().get(TensorEncoding.INPUT_SCALE);
+            out.printf("  %-18s %-10s %-12s %,12d %7s  %-40s %s%n", t.name(), t.encoding(), shape, t.bytes(),
+                    t.averageBits() != null ? String.format("%.3f", t.averageBits()) : "", h,
+                    in instanceof Number n ? String.format("%.4g", n.doubleValue()) : "");
         }
     }
 }

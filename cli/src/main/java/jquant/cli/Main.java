@@ -5,6 +5,7 @@ import jquant.core.Memory;
 import jquant.core.WorkerPool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -34,9 +35,8 @@ public final class Main {
     boolean verbose;
 
     /** Read in {@link #commandLine()}'s execution strategy, before any command computes. */
-    @Option(names = "--threads", paramLabel = "<n>", scope = CommandLine.ScopeType.INHERIT,
-            description = "Threads for every stage: calibration, allocation, packing, verification and the kernels (default: available processors).")
-    Integer threads;
+    @Mixin
+    ThreadsOption threads = new ThreadsOption();
 
     /** Read before a command runs, from the original arguments; declared here so every command accepts it. */
     @Option(names = {"-q", "--quiet"}, scope = CommandLine.ScopeType.INHERIT, description = "No progress bars or per-tensor lines: only results and errors.")
@@ -57,10 +57,9 @@ public final class Main {
      * line on stderr, {@code jquant: <file>: <reason>} when a file is at fault.
      *
      * <p>Only the subcommand {@code args} name is built when they name one (not {@code help}): picocli
-     * builds a command's model by reflection, and all sixteen took 320–420 ms of every start on the
-     * 2-vCPU machine, one 190–280 ms. Without a subcommand's name (top-level help or version, an
-     * unknown name, {@code help}) all are built, so help lists them and an unknown name gets picocli's
-     * usual error.
+     * builds a command's model by reflection, which for all sixteen was a noticeable part of every
+     * start. Without a subcommand's name (top-level help or version, an unknown name, {@code help}) all
+     * are built, so help lists them and an unknown name gets picocli's usual error.
      */
     public static CommandLine commandLine(String... args) {
         CommandLine cli = new CommandLine(new Main());

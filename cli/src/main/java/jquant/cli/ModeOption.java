@@ -15,15 +15,6 @@ enum ModeOption {
         this.mode = mode;
     }
 
-    /** {@code weight-only} or {@code npu} (also {@code weight_only}); anything else is a usage error. */
-    static PackedModelLoader.Mode parse(picocli.CommandLine cmd, String value) {
-        try {
-            return ModeOption.valueOf(value.replace('-', '_').toLowerCase(java.util.Locale.ROOT)).mode;
-        } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(cmd, "'" + value + "' is not a run mode (weight-only, npu)");
-        }
-    }
-
     /** Accepts {@code weight-only} as well as {@code weight_only}. */
     static final class Converter implements picocli.CommandLine.ITypeConverter<ModeOption> {
         @Override

@@ -5,6 +5,7 @@ import jquant.runtime.Compute;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
@@ -13,8 +14,8 @@ import java.nio.file.Path;
 /** How {@code run} and {@code eval} open and execute a model: the options both share. */
 final class ModelOptions {
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for .bin checkpoints.")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Option(names = "--mode", defaultValue = "weight-only", converter = ModeOption.Converter.class, paramLabel = "weight-only|npu",
             description = "Arithmetic of a .jqw model's packed tensors: weight-only (int8 × scale, float matmul) or npu "
@@ -33,7 +34,7 @@ final class ModelOptions {
     LayerLoader.Policy loading;
 
     LoadedModel open(Path model) throws CheckpointException {
-        return LoadedModel.open(model, tokenizer, mode.mode, kernels, Compute.vector(), loading);
+        return LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
     }
 
     /** Case-insensitive {@code --load} values; anything else is a usage error. */

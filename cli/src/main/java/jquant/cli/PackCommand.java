@@ -15,14 +15,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
@@ -34,8 +32,8 @@ import java.util.concurrent.Callable;
 @Command(name = "pack", description = "Quantize a model to its bit plan and write a jquant packed model file (.jqw).")
 final class PackCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Source checkpoint (llama2.c .bin, GGUF, HF folder).")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = "--format", defaultValue = "weightlet", paramLabel = "weightlet|t2p|pq2_0|ptq1_0|tq2_0",
             description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --format' (a ternary model in, a ternary GGUF out, no plan).")
@@ -44,19 +42,19 @@ final class PackCommand implements Callable<Integer> {
     @Option(names = "--plan", paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json); required for --format weightlet.")
     Path plan;
 
-    @Option(names = "--out", required = true, paramLabel = "<file.jqw>", description = "Output file (replaced only when complete).")
-    Path out;
+    @Mixin
+    OutputFile out = new OutputFile();
 
-    @Option(names = "--keep", defaultValue = "embedding,head", paramLabel = "embedding,head|embedding|head|none",
+    @Option(names = "--keep", defaultValue = "embedding,head", split = ",", paramLabel = "embedding,head|embedding|head|none",
             description = "Tensors kept out of the plan, stored as --keep-type (default: ${DEFAULT-VALUE}: the embedding is a lookup, "
                     + "not an NPU matmul, and the classifier's logits are the most error-sensitive output). With none they follow the plan.")
-    String keep;
+    List<KeepOption> keep;
 
     @Option(names = "--keep-type", defaultValue = "f16", paramLabel = "f32|f16|q8",
             description = "How kept tensors are stored (default: ${DEFAULT-VALUE}). Size of a kept vocab×dim matrix: f32 4 bytes a weight, "
                     + "f16 2 (tinystories-6M at budget 5: 4.12 MB with f32, 3.59 MB with f16; Llama-3-8B's embedding and head: 4.2 GB in f32, "
                     + "2.1 GB in f16), q8 1 (8-bit weightlets, one float32 scale per row, run weight-only).")
-    String keepType;
+    ModelPacker.KeepType keepType;
 
     @Option(names = "--stats", paramLabel = "<stats>",
             description = "Calibration stats of this model (jquant calibrate): pack the smoothed weights W' with folded norms and output factors, "
@@ -66,10 +64,10 @@ final class PackCommand implements Callable<Integer> {
     @Option(names = "--rounding", defaultValue = "rtn", paramLabel = "rtn|gptq",
             description = "rtn: every weight to its nearest level (default); gptq: GPTQ's error-compensated rounding on the calibration inputs' "
                     + "E[x·xᵀ] (needs --stats from calibrate --second-moments), same widths and grids.")
-    String rounding;
+    Rounding rounding;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin checkpoint.")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
@@ -78,59 +76,32 @@ final class PackCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (!format.equalsIgnoreCase("weightlet")) return repackTernary();
         if (plan == null) throw new ParameterException(spec.commandLine(), "--format weightlet needs --plan (make one with jquant allocate)");
-        Rounding r;
-        try {
-            r = Rounding.of(rounding.toLowerCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "--rounding must be 'rtn' or 'gptq', not '" + rounding + "'");
-        }
-        if (r == Rounding.GPTQ && stats == null) throw new ParameterException(spec.commandLine(), "--rounding gptq needs --stats (E[x·xᵀ] comes from calibration)");
-        Set<TensorKind> kept = keepSet(spec.commandLine(), keep);
-        ModelPacker.KeepType type = keepType(spec.commandLine(), keepType);
-        new OutputSafety().model(model, tokenizer).inputs(plan, stats).check(out);
+        if (rounding == Rounding.GPTQ && stats == null) throw new ParameterException(spec.commandLine(), "--rounding gptq needs --stats (E[x·xᵀ] comes from calibration)");
+        Set<TensorKind> kept = KeepOption.kinds(spec.commandLine(), keep);
+        new OutputSafety().model(model.path, tokenizer.path).inputs(plan, stats).check(out.path);
         BitPlan bitPlan = BitPlanJson.read(plan);
-        try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
+        try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path)) {
             ModelFingerprint.requireSameModel(bitPlan, plan, c);
             SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats, bitPlan);
             try (Progress bar = new Progress("pack", 0, "tensors")) {
-                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, kept, type, smoothing, r), out, (done, total, name) -> bar.stepTo(done, total));
+                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, kept, keepType, smoothing, rounding), out.path, (done, total, name) -> bar.stepTo(done, total));
             }
         }
-        spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits, %s rounding%s)%n", out, Files.size(out), bitPlan.averageBits(),
-                r.label(), stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
+        spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits, %s rounding%s)%n", out.path, Files.size(out.path),
+                bitPlan.averageBits(), rounding.label(), stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
         spec.commandLine().getOut().flush();
         return 0;
     }
 
     /** {@code pack --format t2p} and the other ternary layouts: a lossless repack, exactly as {@code jquant repack}. */
     private int repackTernary() throws Exception {
-        if (plan != null || stats != null || !keep.equals("embedding,head") || !keepType.equals("f16") || !rounding.equals("rtn") || tokenizer != null) {
-            throw new ParameterException(spec.commandLine(), "--format " + format
-                    + " repacks a ternary model: --plan, --stats, --keep, --keep-type, --rounding and --tokenizer do not apply");
+        CommandLine.ParseResult given = spec.commandLine().getParseResult();
+        for (String option : List.of("--plan", "--stats", "--keep", "--keep-type", "--rounding", "--tokenizer")) {
+            if (given.hasMatchedOption(option)) {
+                throw new ParameterException(spec.commandLine(), "--format " + format
+                        + " repacks a ternary model: --plan, --stats, --keep, --keep-type, --rounding and --tokenizer do not apply");
+            }
         }
-        return RepackCommand.repack(spec, model, format, out);
-    }
-
-    /** {@code --keep-type}, a usage error if it names no keep type (also {@code jquant sweep}'s). */
-    static ModelPacker.KeepType keepType(CommandLine cmd, String keepType) {
-        try {
-            return ModelPacker.KeepType.parse(keepType.toLowerCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(cmd, "--keep-type: " + e.getMessage());
-        }
-    }
-
-    /** {@code --keep}, a usage error if it names anything but embedding and head (also {@code jquant sweep}'s). */
-    static Set<TensorKind> keepSet(CommandLine cmd, String keep) {
-        if (keep.equalsIgnoreCase("none")) return Set.of();
-        Set<TensorKind> kinds = EnumSet.noneOf(TensorKind.class);
-        for (String k : List.of(keep.split(","))) {
-            kinds.add(switch (k.trim().toLowerCase(Locale.ROOT)) {
-                case "embedding" -> TensorKind.EMBEDDING;
-                case "head" -> TensorKind.HEAD;
-                default -> throw new ParameterException(cmd, "--keep takes embedding, head, both (comma-separated) or none, not '" + k + "'");
-            });
-        }
-        return kinds;
+        return RepackCommand.repack(spec, model.path, format, out.path);
     }
 }

@@ -2,10 +2,10 @@ package jquant.cli;
 
 import jquant.pack.ternary.TernaryModelWriter;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
@@ -17,21 +17,21 @@ import java.util.concurrent.Callable;
 @Command(name = "repack", description = "Write a ternary model (GGUF, llama2.c or HF folder whose matrices are ternary) in a ternary GGUF layout (t2p, pq2_0, ptq1_0, tq2_0), losslessly.")
 final class RepackCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Ternary model: GGUF in ternary types, or any checkpoint (GGUF, llama2.c, HF folder) whose block matrices are exactly ternary floats.")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = "--format", required = true, paramLabel = "<layout>", description = "Target layout: t2p, pq2_0, ptq1_0, tq2_0.")
     String format;
 
-    @Option(names = "--out", required = true, paramLabel = "<gguf>", description = "GGUF file to write.")
-    Path out;
+    @Mixin
+    OutputFile out = new OutputFile();
 
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        return repack(spec, model, format, out);
+        return repack(spec, model.path, format, out.path);
     }
 
     /** Repacks {@code model} to {@code format}, one line per converted or kept tensor; also {@code pack --format}. */

@@ -4,6 +4,7 @@ import jquant.formats.CheckpointException;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -22,8 +23,9 @@ final class ReportCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<eval.json>", arity = "1..*", description = "Results written by 'jquant eval --json', in the order to list them.")
     List<Path> results;
 
-    @Option(names = "--out", required = true, paramLabel = "<dir>", description = "Folder for report.md, report.html and report.json.")
-    Path out;
+    /** The folder of report.md, report.html and report.json. */
+    @Mixin
+    OutputFolder out = new OutputFolder();
 
     @Option(names = "--title", defaultValue = "jquant quality report", description = "Report title (default: ${DEFAULT-VALUE}).")
     String title;
@@ -33,15 +35,16 @@ final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Path folder = out.path;
         OutputSafety safety = new OutputSafety().inputs(results);
-        if (Files.exists(out) && !Files.isDirectory(out)) throw new CheckpointException(out, "is a file; --out names the report's folder");
-        for (String name : QualityReport.FILES) safety.check(out.resolve(name));
+        if (Files.exists(folder) && !Files.isDirectory(folder)) throw new CheckpointException(folder, "is a file; --out names the report's folder");
+        for (String name : QualityReport.FILES) safety.check(folder.resolve(name));
         List<EvalResult> records = new ArrayList<>();
         for (Path p : results) records.add(EvalResult.read(p));
         QualityReport report = new QualityReport(title, records);
-        report.write(out);
+        report.write(folder);
         spec.commandLine().getOut().print(report.markdown());
-        spec.commandLine().getOut().printf("%nWrote %s, %s and %s%n", out.resolve("report.md"), out.resolve("report.html"), out.resolve("report.json"));
+        spec.commandLine().getOut().printf("%nWrote %s, %s and %s%n", folder.resolve("report.md"), folder.resolve("report.html"), folder.resolve("report.json"));
         spec.commandLine().getOut().flush();
         return 0;
     }

@@ -8,11 +8,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 
@@ -20,8 +18,8 @@ import java.util.concurrent.Callable;
 @Command(name = "run", description = "Generate text from a prompt (greedy at temperature 0).")
 final class RunCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "Checkpoint (llama2.c .bin, GGUF, HF folder) or jquant .jqw.")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = {"-p", "--prompt"}, defaultValue = "", description = "Prompt text (default: empty, start from BOS).")
     String prompt;
@@ -54,7 +52,7 @@ final class RunCommand implements Callable<Integer> {
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new ParameterException(spec.commandLine(), "--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
         long openStart = System.nanoTime();
-        try (LoadedModel m = options.open(model)) {
+        try (LoadedModel m = options.open(model.path)) {
             long opened = System.nanoTime();
             int[] promptIds = m.tokenizer().encode(prompt);
             if (promptIds.length == 0) throw new IllegalArgumentException("the prompt is empty and the vocabulary adds no BOS to start from");

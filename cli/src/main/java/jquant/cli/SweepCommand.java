@@ -1,11 +1,11 @@
 package jquant.cli;
 
 import jquant.calibration.Calibrator;
-import jquant.calibration.QuantizationMethod;
+import jquant.pipeline.QuantizationMethod;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
-import jquant.reports.Sweep;
-import jquant.quantize.QuantLimits;
+import jquant.pipeline.Sweep;
+import jquant.pack.model.ModelPacker;
 import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 import picocli.CommandLine;
@@ -13,14 +13,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /** {@code jquant sweep}: every method at every budget in both run modes, calibrated once, resumable, ending with the report ({@link Sweep}). */
@@ -28,8 +26,8 @@ import java.util.concurrent.Callable;
         + "resumable (done cells are skipped); ends with the report.")
 final class SweepCommand implements Callable<Integer> {
 
-    @Parameters(paramLabel = "<model>", description = "The model to quantize and compare with (llama2.c .bin, GGUF, HF folder).")
-    Path model;
+    @Mixin
+    ModelArgument model = new ModelArgument();
 
     @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 evaluation text.")
     Path data;
@@ -37,16 +35,18 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--calibration-data", paramLabel = "<text>", description = "UTF-8 calibration text (default: --data; its first --tokens tokens).")
     Path calibrationData;
 
-    @Option(names = "--budgets", split = ",", defaultValue = "3,4,5,6,8", paramLabel = "<bits,…>", description = "Bit budgets (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--budgets", split = ",", defaultValue = "3,4,5,6,8", paramLabel = "<bits,…>", converter = BudgetConverter.class,
+            description = "Bit budgets (default: ${DEFAULT-VALUE}).")
     List<Double> budgets;
 
     @Option(names = "--methods", split = ",", defaultValue = "uniform,smoothquant,edgeflow,ours", paramLabel = "<method,…>",
             description = "uniform (every channel at the budget, no smoothing), smoothquant (α = 0.5, NPU output smoothing), edgeflow "
                     + "(Algorithm 1 allocation, α searched per budget), ours (edgeflow with GPTQ rounding) (default: ${DEFAULT-VALUE}).")
-    List<String> methods;
+    List<QuantizationMethod> methods;
 
-    @Option(names = "--modes", split = ",", defaultValue = "weight-only,npu", paramLabel = "<mode,…>", description = "Run modes to evaluate (default: ${DEFAULT-VALUE}).")
-    List<String> modes;
+    @Option(names = "--modes", split = ",", defaultValue = "weight-only,npu", paramLabel = "<mode,…>", converter = ModeOption.Converter.class,
+            description = "Run modes to evaluate (default: ${DEFAULT-VALUE}).")
+    List<ModeOption> modes;
 
     @Option(names = "--ctx", defaultValue = "256", description = "Evaluation window in tokens (default: ${DEFAULT-VALUE}).")
     int ctx;
@@ -54,18 +54,19 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--tokens", defaultValue = "8192", paramLabel = "<N>", description = "Calibration tokens (default: ${DEFAULT-VALUE}).")
     int tokens;
 
-    @Option(names = "--keep", defaultValue = "embedding,head", paramLabel = "embedding,head|embedding|head|none",
+    @Option(names = "--keep", defaultValue = "embedding,head", split = ",", paramLabel = "embedding,head|embedding|head|none",
             description = "Tensors kept out of the plan, as pack's --keep (default: ${DEFAULT-VALUE}).")
-    String keep;
+    List<KeepOption> keep;
 
     @Option(names = "--keep-type", defaultValue = "f16", paramLabel = "f32|f16|q8", description = "How kept tensors are stored, as pack's --keep-type (default: ${DEFAULT-VALUE}).")
-    String keepType;
+    ModelPacker.KeepType keepType;
 
-    @Option(names = "--out", required = true, paramLabel = "<dir>", description = "The sweep's folder (run again to resume).")
-    Path out;
+    /** The sweep's folder: run again with the same folder to resume. */
+    @Mixin
+    OutputFolder out = new OutputFolder();
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin model.")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
@@ -74,29 +75,17 @@ final class SweepCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CommandLine cmd = spec.commandLine();
         if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(cmd, "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
-        for (double b : budgets) {
-            if (!QuantLimits.isBudget(b)) throw new ParameterException(cmd, "--budgets: " + b + " is outside " + QuantLimits.BUDGET_RANGE + " bits per weight");
-        }
-        List<QuantizationMethod> chosen = new ArrayList<>();
-        for (String m : methods) {
-            try {
-                chosen.add(QuantizationMethod.of(m.trim().toLowerCase(Locale.ROOT)));
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(cmd, "--methods: " + e.getMessage());
-            }
-        }
-        List<PackedModelLoader.Mode> runModes = new ArrayList<>();
-        for (String m : modes) runModes.add(ModeOption.parse(cmd, m.trim()));
+        List<PackedModelLoader.Mode> runModes = modes.stream().map(m -> m.mode).toList();
         Calibrator.Options defaults = Calibrator.Options.defaults();
         Sweep.Options options;
         try {
-            options = new Sweep.Options(model, tokenizer, data, calibrationData == null ? data : calibrationData, ctx, budgets, chosen, runModes,
-                    new Calibrator.Options(tokens, defaults.context(), defaults.sampleTokens(), budgets, false, defaults.seed()),
-                    PackCommand.keepSet(cmd, keep), PackCommand.keepType(cmd, keepType), out);
+            options = new Sweep.Options(model.path, tokenizer.path, data, calibrationData == null ? data : calibrationData, ctx, budgets, methods,
+                    runModes, new Calibrator.Options(tokens, defaults.context(), defaults.sampleTokens(), budgets, false, defaults.seed()),
+                    KeepOption.kinds(cmd, keep), keepType, out.path);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(cmd, e.getMessage());
         }
-        new OutputSafety().model(model, tokenizer).inputs(data, calibrationData).checkFolder(out);
+        new OutputSafety().model(model.path, tokenizer.path).inputs(data, calibrationData).checkFolder(out.path);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
         QualityReport report = Sweep.run(options, new Sweep.Listener() {
@@ -125,7 +114,7 @@ final class SweepCommand implements Callable<Integer> {
         });
         log.println();
         log.print(report.markdown());
-        log.printf("%nWrote %s%n", out.resolve("report"));
+        log.printf("%nWrote %s%n", out.path.resolve("report"));
         log.flush();
         return 0;
     }

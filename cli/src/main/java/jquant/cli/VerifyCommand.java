@@ -5,6 +5,7 @@ import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.pack.model.PackedModelVerifier;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,8 +32,8 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--stats", paramLabel = "<stats>", description = "The calibration stats it was packed with (required for a file packed with --stats; checked by SHA-256).")
     Path stats;
 
-    @Option(names = "--tokenizer", paramLabel = "<file>", description = "llama2.c tokenizer.bin for a .bin source.")
-    Path tokenizer;
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
@@ -40,7 +41,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PackedModelVerifier.Report report;
-        try (Checkpoint c = Checkpoints.open(source, tokenizer);
+        try (Checkpoint c = Checkpoints.open(source, tokenizer.path);
              Progress bar = new Progress("verify", 0, "tensors")) {
             report = PackedModelVerifier.verify(packed, c, stats == null ? null : StatsSmoothing.of(c, stats, PackedModelVerifier.recordedPlan(packed)),
                     (done, total, name) -> bar.stepTo(done, total));

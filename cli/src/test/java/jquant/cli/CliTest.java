@@ -13,6 +13,8 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,6 +47,29 @@ class CliTest {
         Result typo = run("evl");
         assertThat(typo.code()).isEqualTo(2);
         assertThat(typo.err()).contains("Unmatched argument at index 0: 'evl'");
+    }
+
+    /**
+     * {@code --threads N} sizes the process's one worker pool, given before the subcommand's name or
+     * after it, as {@code --verbose} reports the pool; N is never the default (one per processor), so
+     * an ignored flag fails. In processes of their own: this one's pool may already be sized.
+     */
+    @Test
+    void threadsSizesThePoolWhereverItIsGiven(@TempDir Path dir) throws Exception {
+        String threads = String.valueOf(Runtime.getRuntime().availableProcessors() + 1);
+        String model = SharedFiles.model("stories260K.bin").toString();
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        List<List<String>> placements = List.of(List.of("--threads", threads, "--verbose", "inspect", model),
+                List.of("inspect", model, "--threads", threads, "--verbose"));
+        for (List<String> args : placements) {
+            List<String> command = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                    "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            command.addAll(args);
+            Path err = dir.resolve("err.txt");
+            Process p = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
+            assertThat(p.waitFor()).as(Files.readString(err)).isZero();
+            assertThat(Files.readString(err)).as(String.join(" ", args)).contains(", " + threads + " threads");
+        }
     }
 
     /** {@code bench ternary --quick}, as its usage line says (it was once refused as an unknown option). */

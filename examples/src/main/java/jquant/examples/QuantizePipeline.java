@@ -1,6 +1,6 @@
 package jquant.examples;
 
-import jquant.calibration.BitAllocation;
+import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.Calibrator;
 import jquant.calibration.StatsSmoothing;

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import jquant.formats.quant.Q8_0Block;
 
 /**
- * Encoding of float32 values into a stored element type, registered by {@link DType} beside
+ * Encoding of float32 values into a stored element type, as the {@link DType} table registers it beside
  * {@link Dequantizer}: the types {@code jquant convert} writes. Each is the rounding the reference
  * writer uses, so that a file jquant writes holds the bytes llama.cpp's tools would write:
  * <ul>
@@ -28,24 +28,12 @@ public interface FloatEncoder {
      * @throws UnsupportedOperationException for a type jquant does not encode floats into
      */
     static FloatEncoder of(DType type) {
-        return switch (type) {
-            case F32 -> (src, off, n, dst) -> {
-                for (int i = 0; i < n; i++) dst.putFloat(src[off + i]);
-            };
-            case F16 -> (src, off, n, dst) -> {
-                for (int i = 0; i < n; i++) dst.putShort(Float.floatToFloat16(src[off + i]));
-            };
-            case BF16 -> (src, off, n, dst) -> {
-                for (int i = 0; i < n; i++) dst.putShort(toBf16(src[off + i]));
-            };
-            case Q8_0 -> Q8_0Block::quantize;
-            default -> throw new UnsupportedOperationException("jquant does not encode floats as " + type + " (F32, F16, BF16, Q8_0)");
-        };
-    }
-
-    /** Whether {@link #of} has an encoder for {@code type}. */
-    static boolean supports(DType type) {
-        return type == DType.F32 || type == DType.F16 || type == DType.BF16 || type == DType.Q8_0;
+        if (!type.isEncodable()) {
+            throw new UnsupportedOperationException("jquant does not encode floats as " + type + " ("
+                    + java.util.Arrays.stream(DType.values()).filter(DType::isEncodable).map(DType::name)
+                            .collect(java.util.stream.Collectors.joining(", ")) + ")");
+        }
+        return type.encoder();
     }
 
     /** float32 → bfloat16 bits: round to nearest even; a NaN stays a NaN, made quiet. */

@@ -1,15 +1,18 @@
 package jquant.formats;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Every encoder by DType in one loop, and Q8_0 / BF16 against transcriptions of ggml's reference code. */
 class FloatEncoderTest {
@@ -30,8 +33,19 @@ class FloatEncoderTest {
         return v;
     }
 
-    @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"F32", "F16", "BF16", "Q8_0"})
+    static Stream<DType> encodableTypes() {
+        return Arrays.stream(DType.values()).filter(DType::isEncodable);
+    }
+
+    @Test
+    void theTypesConvertWritesAreTheEncodableOnes() {
+        assertThat(encodableTypes()).containsExactly(DType.F32, DType.F16, DType.BF16, DType.Q8_0);
+        assertThatThrownBy(() -> FloatEncoder.of(DType.Q4_0))
+                .hasMessage("jquant does not encode floats as Q4_0 (F32, F16, BF16, Q8_0)");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("encodableTypes")
     void decodesBackWithinItsRounding(DType type) {
         float[] v = values(32 * 9);
         ByteBuffer b = ByteBuffer.allocate((int) type.byteSize(v.length, v.length)).order(ByteOrder.LITTLE_ENDIAN);

@@ -1,6 +1,6 @@
 package jquant.fuzz;
 
-import jquant.calibration.BitAllocation;
+import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.Calibrator;
 import jquant.formats.DType;
 import jquant.formats.ModelConfig;

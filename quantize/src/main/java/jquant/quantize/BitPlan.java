@@ -43,9 +43,7 @@ public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smo
     }
 
     public BitPlan {
-        if (!QuantLimits.isBudget(budget)) {
-            throw new IllegalArgumentException("budget " + budget + " outside " + QuantLimits.BUDGET_RANGE);
-        }
+        checkBudget(budget);
         tensors = List.copyOf(tensors);
         if (tensors.isEmpty()) throw new IllegalArgumentException("a bit plan needs at least one tensor");
         Set<String> names = new HashSet<>();
@@ -56,6 +54,25 @@ public record BitPlan(double budget, List<TensorPlan> tensors, SmoothingRule smo
             throw new IllegalArgumentException(smoothing == null ? "the plan's tensors have α but no smoothing rule"
                     : "the plan names smoothing rule " + smoothing.label() + " but no tensor has an α");
         }
+    }
+
+    /**
+     * {@code budget}, if it is an average the allocator can meet: in [1, 8] bits per weight, the range of
+     * a channel's width (the one place every stage and option checks it).
+     *
+     * @throws IllegalArgumentException otherwise, NaN included
+     */
+    public static double checkBudget(double budget) {
+        if (!isBudget(budget)) {
+            throw new IllegalArgumentException("budget " + budget + " bits per weight is outside [" + QuantLimits.MIN_BITS + ", "
+                    + QuantLimits.MAX_BITS + "]");
+        }
+        return budget;
+    }
+
+    /** Whether {@code budget} is in [1, 8] bits per weight (false for NaN). */
+    public static boolean isBudget(double budget) {
+        return budget >= QuantLimits.MIN_BITS && budget <= QuantLimits.MAX_BITS;
     }
 
     public long weights() {

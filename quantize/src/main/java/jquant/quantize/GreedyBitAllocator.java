@@ -117,9 +117,7 @@ public final class GreedyBitAllocator {
      * e.g. 5.3 × 10 is 53 and not 52 after binary rounding.
      */
     static long budgetBits(double budget, long weights) {
-        if (!QuantLimits.isBudget(budget)) {
-            throw new IllegalArgumentException("budget " + budget + " bits per weight is outside " + QuantLimits.BUDGET_RANGE);
-        }
+        BitPlan.checkBudget(budget);
         return new BigDecimal(Double.toString(budget)).multiply(BigDecimal.valueOf(weights))
                 .setScale(0, RoundingMode.FLOOR).longValueExact();
     }

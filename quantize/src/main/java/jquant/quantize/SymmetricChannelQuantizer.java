@@ -1,6 +1,8 @@
 package jquant.quantize;
 
 import jquant.core.WorkerPool;
+import jquant.formats.weightlet.WeightletLayout;
+
 /**
  * Per-output-channel symmetric quantization of one row of a weight matrix to B ∈ 1..8 bits, as
  * the NPU needs it: every weight becomes an int8 value {@code v}, the channel gets one float
@@ -15,14 +17,13 @@ import jquant.core.WorkerPool;
  *            field f ∈ [0, 254]          int8 v = f − 127               (field 255 is invalid)
  * </pre>
  * The field is the unsigned B-bit number a packed file stores; field 0 is always the most negative
- * level and fields increase with the value. {@link #valueOf} and {@link #fieldOf} are the mapping
- * the packer and unpacker use.
+ * level and fields increase with the value. The weightlet format defines the mapping the packer and
+ * unpacker use ({@link WeightletLayout#toInt8}, {@link WeightletLayout#toField}).
  *
  * <p>Why mid-rise below 8 bits: a symmetric grid with a zero level can use only 2^B − 1 of the
  * 2^B codes (at 2 bits it is ternary, a quarter of the code space unused); the mid-rise grid uses
- * all of them, and B = 1 becomes plain sign quantization. On a Gaussian row of 14336 with the best
- * clip, 4 odd levels reach cosine distance 0.061 where the best ternary grid reaches 0.101. The
- * price is that 0 is not a level (a zero weight becomes ±spacing/2), which the exact metric sees.
+ * all of them, and B = 1 becomes plain sign quantization; at 2 bits its 4 odd levels come much closer
+ * to a Gaussian row than the best ternary grid (bench/RESULTS.md). The price is that 0 is not a level (a zero weight becomes ±spacing/2), which the exact metric sees.
  * B = 8 cannot be mid-rise: its odd levels would reach ±255, which is not an int8, so 8 bits use
  * the int8 symmetric grid ±127.
  *
@@ -34,9 +35,8 @@ import jquant.core.WorkerPool;
  * per channel and bit width from {@link #CLIP_RATIOS} (1 down to ≈0.22) to maximise
  * {@code cos(w, v)}; r = 1 (the plain max-abs grid) is a candidate, so the search never does worse.
  * Why search: with r = 1 the few largest weights of a long channel stretch the grid and the rest
- * crowd into the central levels; on a Gaussian row of 14336 the best clip cuts the cosine
- * distance about 2.8× at 2 bits, 2.6× at 3 bits and 2× at 4 bits, and it keeps each channel's
- * error curve convex in B, which greedy allocation needs to be optimal. B = 1 has nothing to
+ * crowd into the central levels; the best clip cuts the cosine distance severalfold at 2 to 4 bits,
+ * and it keeps each channel's error curve convex in B, which greedy allocation needs to be optimal. B = 1 has nothing to
  * search (sign quantization).
  *
  * <p>The stored scale is then refit by least squares, {@code scale = ⟨w, v⟩ / ⟨v, v⟩}: it
@@ -69,7 +69,7 @@ public final class SymmetricChannelQuantizer {
         public byte value(int column) { return values[column]; }
 
         /** The unsigned B-bit field of one column, as a packed file stores it. */
-        public int field(int column) { return fieldOf(bits, values[column]); }
+        public int field(int column) { return WeightletLayout.toField(values[column], bits); }
 
         /** {@code scale · v} for every column. */
         public float[] dequantize() {
@@ -151,35 +151,6 @@ public final class SymmetricChannelQuantizer {
             }
         });
         return new QuantizedMatrix(rows, cols, bits, values, scales);
-    }
-
-    /** The int8 value an unsigned B-bit field unpacks to. */
-    public static int valueOf(int bits, int field) {
-        checkBits(bits);
-        if (field < 0 || field > maxField(bits)) {
-            throw new IllegalArgumentException(field + " is not a valid " + bits + "-bit field (0.." + maxField(bits) + ")");
-        }
-        return bits == QuantLimits.MAX_BITS ? field - QuantLimits.INT8_MAX : 2 * field - ((1 << bits) - 1);
-    }
-
-    /** The unsigned B-bit field that stores an int8 value of the B-bit grid. */
-    public static int fieldOf(int bits, int value) {
-        checkBits(bits);
-        if (bits == QuantLimits.MAX_BITS) {
-            if (value < -QuantLimits.INT8_MAX || value > QuantLimits.INT8_MAX) throw new IllegalArgumentException(value + " is not on the 8-bit grid (−127..127)");
-            return value + QuantLimits.INT8_MAX;
-        }
-        int top = (1 << bits) - 1;
-        if (value < -top || value > top || (value & 1) == 0) {
-            throw new IllegalArgumentException(value + " is not on the " + bits + "-bit grid (odd values in ±" + top + ")");
-        }
-        return (value + top) / 2;
-    }
-
-    /** Largest valid field: 2^B − 1 for B ≤ 7, 254 for B = 8. */
-    public static int maxField(int bits) {
-        checkBits(bits);
-        return bits == QuantLimits.MAX_BITS ? 2 * QuantLimits.INT8_MAX : (1 << bits) - 1;
     }
 
     /** Largest |int8 value| of the B-bit grid: 2^B − 1 for B ≤ 7, 127 for B = 8. */

@@ -8,7 +8,7 @@
  *  ErrorTable… + budget ──► {@link jquant.quantize.GreedyBitAllocator#allocate} ──► {@link jquant.quantize.BitPlan}
  *  BitPlan ◄──► plan.json    {@link jquant.quantize.BitPlanJson#write} / {@link jquant.quantize.BitPlanJson#read}
  *  row + width ──► {@link jquant.quantize.SymmetricChannelQuantizer#quantizeRow} ──► int8 values + scale
- *                  (B-bit field ↔ int8: {@link jquant.quantize.SymmetricChannelQuantizer#valueOf} / {@code fieldOf})
+ *                  (B-bit field ↔ int8: the weightlet format's {@link jquant.formats.weightlet.WeightletLayout#toInt8} / {@code toField})
  * </pre>
  */
 package jquant.quantize;

@@ -1,5 +1,6 @@
 package jquant.quantize;
 
+import jquant.formats.weightlet.WeightletLayout;
 import org.junit.jupiter.api.Test;
 
 import java.util.SplittableRandom;
@@ -24,30 +25,17 @@ class SymmetricChannelQuantizerTest {
     }
 
     @Test
-    void fieldsMapOneToOneOntoASymmetricIncreasingInt8Grid() {
+    void theGridsTopLevelIsTheFormatsLargestField() {
         for (int bits = 1; bits <= 8; bits++) {
-            int maxField = SymmetricChannelQuantizer.maxField(bits);
-            assertThat(maxField).isEqualTo(bits == 8 ? 254 : (1 << bits) - 1);
-            int previous = Integer.MIN_VALUE;
-            for (int f = 0; f <= maxField; f++) {
-                int v = SymmetricChannelQuantizer.valueOf(bits, f);
-                assertThat(v).isBetween(-127, 127).isGreaterThan(previous);
-                assertThat(SymmetricChannelQuantizer.valueOf(bits, maxField - f)).isEqualTo(-v);
-                assertThat(SymmetricChannelQuantizer.fieldOf(bits, v)).isEqualTo(f);
-                if (bits < 8) assertThat(v & 1).as("mid-rise levels are odd").isEqualTo(1);
-                previous = v;
-            }
-            assertThat(SymmetricChannelQuantizer.valueOf(bits, maxField)).isEqualTo(SymmetricChannelQuantizer.maxLevel(bits));
+            assertThat(WeightletLayout.toInt8(WeightletLayout.maxField(bits), bits)).isEqualTo((byte) SymmetricChannelQuantizer.maxLevel(bits));
+            assertThat(WeightletLayout.toInt8(0, bits)).isEqualTo((byte) -SymmetricChannelQuantizer.maxLevel(bits));
         }
-        assertThat(SymmetricChannelQuantizer.valueOf(1, 0)).isEqualTo(-1);
-        assertThat(SymmetricChannelQuantizer.valueOf(2, 3)).isEqualTo(3);
-        assertThat(SymmetricChannelQuantizer.valueOf(8, 127)).isZero();
-        assertThatThrownBy(() -> SymmetricChannelQuantizer.valueOf(8, 255)).hasMessageContaining("255");
-        assertThatThrownBy(() -> SymmetricChannelQuantizer.valueOf(3, 8)).hasMessageContaining("3-bit");
-        assertThatThrownBy(() -> SymmetricChannelQuantizer.fieldOf(3, 2)).hasMessageContaining("3-bit grid");
-        assertThatThrownBy(() -> SymmetricChannelQuantizer.fieldOf(8, -128)).hasMessageContaining("8-bit grid");
-        assertThatThrownBy(() -> SymmetricChannelQuantizer.maxField(9)).hasMessageContaining("outside 1..8");
+    }
+
+    @Test
+    void rejectsWidthsOutsideOneToEight() {
         assertThatThrownBy(() -> SymmetricChannelQuantizer.quantizeRow(new float[4], 0)).hasMessageContaining("outside 1..8");
+        assertThatThrownBy(() -> SymmetricChannelQuantizer.quantizeRow(new float[4], 9)).hasMessageContaining("outside 1..8");
     }
 
     @Test

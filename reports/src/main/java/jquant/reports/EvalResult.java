@@ -1,12 +1,13 @@
 package jquant.reports;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
+import jquant.formats.JsonRecords;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
@@ -113,41 +114,77 @@ public record EvalResult(String model, String data, String dataSha256, int ctx, 
     /** The per-token encoding: little-endian float32 values, base64. */
     public static final String TOKEN_ENCODING = "float32-le-base64";
 
+    /**
+     * The file as written and read (Jackson's data binding, {@link JsonRecords}): a field that is absent, as
+     * in files from before it existed, is null; fields this version does not know are skipped.
+     */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"model", "data", "dataSha256", "ctx", "mode", "series", "fileBytes", "parameters", "quantization", "base",
+            "result", "baseResult", "divergence", "seconds", "threads", "perToken"})
+    record EvalJson(@JsonProperty(required = true) String model, String data, String dataSha256, Integer ctx, String mode, String series,
+                    Long fileBytes, Long parameters, QuantizationJson quantization, String base, @JsonProperty(required = true) ScoresJson result,
+                    ScoresJson baseResult, DivergenceJson divergence, Double seconds, Integer threads, TokensJson perToken) {}
+
+    @JsonPropertyOrder({"perplexity", "stderr", "meanNll", "tokens", "windows", "scored"})
+    record ScoresJson(@JsonProperty(required = true) Double perplexity, Double stderr, Double meanNll, Integer tokens, Integer windows,
+                      Integer scored) {
+        static ScoresJson of(Perplexity.Result r) {
+            return r == null ? null : new ScoresJson(r.perplexity(), r.stderr(), r.meanNll(), r.tokens(), r.windows(), r.scored());
+        }
+
+        Perplexity.Result result() {
+            return new Perplexity.Result(perplexity, orNaN(stderr), orNaN(meanNll), orZero(tokens), orZero(windows), orZero(scored));
+        }
+    }
+
+    @JsonPropertyOrder({"meanKl", "klP99", "maxKl", "top1Agreement"})
+    record DivergenceJson(Double meanKl, Double klP99, Double maxKl, Double top1Agreement) {
+        static DivergenceJson of(Divergence d) {
+            return d == null ? null : new DivergenceJson(d.meanKl(), d.klP99(), d.maxKl(), d.top1Agreement());
+        }
+
+        Divergence divergence() {
+            return new Divergence(orNaN(meanKl), orNaN(klP99), orNaN(maxKl), orNaN(top1Agreement));
+        }
+    }
+
+    @JsonPropertyOrder({"budget", "averageBits", "rounding", "smoothing"})
+    record QuantizationJson(Double budget, Double averageBits, String rounding, String smoothing) {
+        static QuantizationJson of(Quantization q) {
+            return q == null ? null : new QuantizationJson(q.budget(), q.averageBits(), q.rounding(), q.smoothing());
+        }
+
+        Quantization quantization() {
+            return new Quantization(orNaN(budget), orNaN(averageBits), orEmpty(rounding), orEmpty(smoothing));
+        }
+    }
+
+    private static double orNaN(Double d) {
+        return d == null ? Double.NaN : d;
+    }
+
+    private static int orZero(Integer i) {
+        return i == null ? 0 : i;
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"encoding", "nll", "baseNll", "kl"})
+    record TokensJson(@JsonProperty(required = true) String encoding, @JsonProperty(required = true) String nll, String baseNll, String kl) {}
+
     /** Writes the JSON above through an {@link AtomicOutput}. */
     public void write(Path file) throws IOException {
-        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        ObjectNode j = json.createObjectNode();
-        j.put("model", model).put("data", data);
-        if (!dataSha256.isEmpty()) j.put("dataSha256", dataSha256);
-        j.put("ctx", ctx);
-        if (!mode.isEmpty()) j.put("mode", mode);
-        if (!series.isEmpty()) j.put("series", series);
-        j.put("fileBytes", fileBytes);
-        if (parameters >= 0) j.put("parameters", parameters);
-        if (quantization != null) {
-            j.putObject("quantization").put("budget", quantization.budget()).put("averageBits", quantization.averageBits())
-                    .put("rounding", quantization.rounding()).put("smoothing", quantization.smoothing());
-        }
-        if (base != null) j.put("base", base);
-        scores(j.putObject("result"), result);
-        if (base != null) {
-            scores(j.putObject("baseResult"), baseResult);
-            j.putObject("divergence").put("meanKl", divergence.meanKl()).put("klP99", divergence.klP99())
-                    .put("maxKl", divergence.maxKl()).put("top1Agreement", divergence.top1Agreement());
-        }
-        j.put("seconds", seconds);
-        if (threads >= 1) j.put("threads", threads);
-        if (perToken != null) {
-            ObjectNode t = j.putObject("perToken").put("encoding", TOKEN_ENCODING).put("nll", encode(perToken.nll()));
-            if (perToken.kl() != null) t.put("baseNll", encode(perToken.baseNll())).put("kl", encode(perToken.kl()));
-        }
-        byte[] bytes = json.writeValueAsBytes(j);
+        TokensJson tokens = perToken == null ? null : new TokensJson(TOKEN_ENCODING, encode(perToken.nll()),
+                perToken.kl() == null ? null : encode(perToken.baseNll()), perToken.kl() == null ? null : encode(perToken.kl()));
+        EvalJson json = new EvalJson(model, data, absentIfEmpty(dataSha256), ctx, absentIfEmpty(mode), absentIfEmpty(series), fileBytes,
+                parameters >= 0 ? parameters : null, QuantizationJson.of(quantization), base, ScoresJson.of(result),
+                base == null ? null : ScoresJson.of(baseResult), base == null ? null : DivergenceJson.of(divergence), seconds, threads >= 1 ? threads : null, tokens);
+        byte[] bytes = JsonRecords.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(json);
         AtomicOutput.write(file, out -> out.write(bytes));
     }
 
-    private static void scores(ObjectNode o, Perplexity.Result r) {
-        o.put("perplexity", r.perplexity()).put("stderr", r.stderr()).put("meanNll", r.meanNll())
-                .put("tokens", r.tokens()).put("windows", r.windows()).put("scored", r.scored());
+    private static String absentIfEmpty(String s) {
+        return s.isEmpty() ? null : s;
     }
 
     /**
@@ -156,46 +193,33 @@ public record EvalResult(String model, String data, String dataSha256, int ctx, 
      * quantization and per-token figures, NaN for figures, 0 for counts.
      */
     public static EvalResult read(Path file) throws IOException {
-        JsonNode j;
+        EvalJson j;
         try {
-            j = new ObjectMapper().readTree(InputFiles.readAllBytes(file));
-        } catch (CheckpointException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new CheckpointException(file, "not a JSON file: " + e.getMessage());
+            j = JsonRecords.read("not a 'jquant eval --json' result", InputFiles.readAllBytes(file), EvalJson.class);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(file, e.getMessage(), e);
         }
-        JsonNode r = j == null ? null : j.get("result");
-        if (r == null || !r.has("perplexity") || !j.has("model")) {
-            throw new CheckpointException(file, "not a 'jquant eval --json' result (no model or result.perplexity)");
-        }
-        JsonNode d = j.path("divergence"), q = j.path("quantization");
         TokenFigures perToken;
         try {
-            perToken = tokenFigures(j.path("perToken"));
+            perToken = tokenFigures(j.perToken());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file, "its per-token figures are not valid: " + e.getMessage());
         }
-        return new EvalResult(j.get("model").asText(), j.path("data").asText(""), j.path("dataSha256").asText(""), j.path("ctx").asInt(),
-                j.path("mode").asText(""), j.path("series").asText(""), j.path("fileBytes").asLong(-1), j.path("parameters").asLong(-1),
-                q.isObject() ? new Quantization(q.path("budget").asDouble(Double.NaN), q.path("averageBits").asDouble(Double.NaN),
-                        q.path("rounding").asText(""), q.path("smoothing").asText("")) : null,
-                scores(r), j.has("base") ? j.get("base").asText() : null,
-                j.has("baseResult") ? scores(j.get("baseResult")) : null,
-                d.isObject() ? new Divergence(d.path("meanKl").asDouble(Double.NaN), d.path("klP99").asDouble(Double.NaN),
-                        d.path("maxKl").asDouble(Double.NaN), d.path("top1Agreement").asDouble(Double.NaN)) : null,
-                j.path("seconds").asDouble(Double.NaN), j.path("threads").asInt(-1), perToken);
+        return new EvalResult(j.model(), orEmpty(j.data()), orEmpty(j.dataSha256()), j.ctx() == null ? 0 : j.ctx(), orEmpty(j.mode()),
+                orEmpty(j.series()), j.fileBytes() == null ? -1 : j.fileBytes(), j.parameters() == null ? -1 : j.parameters(),
+                j.quantization() == null ? null : j.quantization().quantization(), j.result().result(), j.base(),
+                j.baseResult() == null ? null : j.baseResult().result(), j.divergence() == null ? null : j.divergence().divergence(),
+                j.seconds() == null ? Double.NaN : j.seconds(), j.threads() == null ? -1 : j.threads(), perToken);
     }
 
-    private static Perplexity.Result scores(JsonNode r) {
-        return new Perplexity.Result(r.path("perplexity").asDouble(Double.NaN), r.path("stderr").asDouble(Double.NaN),
-                r.path("meanNll").asDouble(Double.NaN), r.path("tokens").asInt(), r.path("windows").asInt(), r.path("scored").asInt());
+    private static String orEmpty(String s) {
+        return s == null ? "" : s;
     }
 
-    private static TokenFigures tokenFigures(JsonNode t) {
-        if (!t.isObject()) return null;
-        if (!TOKEN_ENCODING.equals(t.path("encoding").asText())) throw new IllegalArgumentException("encoding is not " + TOKEN_ENCODING);
-        return new TokenFigures(decode(t.path("nll").asText()), t.has("baseNll") ? decode(t.get("baseNll").asText()) : null,
-                t.has("kl") ? decode(t.get("kl").asText()) : null);
+    private static TokenFigures tokenFigures(TokensJson t) {
+        if (t == null) return null;
+        if (!TOKEN_ENCODING.equals(t.encoding())) throw new IllegalArgumentException("encoding is not " + TOKEN_ENCODING);
+        return new TokenFigures(decode(t.nll()), t.baseNll() == null ? null : decode(t.baseNll()), t.kl() == null ? null : decode(t.kl()));
     }
 
     private static String encode(float[] values) {

@@ -1,12 +1,11 @@
 package jquant.reports;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import jquant.core.Memory;
 import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
 import jquant.formats.ModelConfig;
 import jquant.formats.jqw.JqwFile;
-import jquant.pack.model.ModelPacker;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.runtime.Compute;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LayerLoader;
@@ -15,7 +14,6 @@ import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -243,14 +241,14 @@ public final class Evaluation {
     /** What a packed file's metadata says of its quantization. */
     private static EvalResult.Quantization quantization(Path packed) throws IOException {
         try (JqwFile file = JqwFile.openWithoutLayerChecksums(packed)) {
-            JsonNode q = file.metadata().path(ModelPacker.QUANTIZATION);
-            JsonNode smoothing = q.path(ModelPacker.SMOOTHING);
-            return new EvalResult.Quantization(q.path("budget").asDouble(Double.NaN), q.path("averageBits").asDouble(Double.NaN),
-                    q.path(ModelPacker.ROUNDING).asText("rtn"), smoothing.isObject() ? smoothing.path("rule").asText("edgeflow") : "");
+            QuantizationMetadata q = QuantizationMetadata.of(file);
+            return new EvalResult.Quantization(q.budget(), q.averageBits(), q.roundingLabel(),
+                    q.smoothing() == null ? "" : q.smoothing().ruleLabel());
         }
     }
 
-    static String sha256(byte[] bytes) {
+    /** SHA-256 of {@code bytes}, in hex: how an evaluation names its text. */
+    public static String sha256(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {

@@ -86,8 +86,8 @@ class QualityReportTest {
     void chartsKeepSeriesColoursRoundTicksAndErrorBars() {
         QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
                 evaluated("edgeflow", "npu", 6, 3_900_000, 0.002, 7)));
-        var ppl = r.chart("p", "perplexity", EvalResult::perplexity, EvalResult::stderr, false);
-        var kl = r.paretoChart();
+        var ppl = ReportCharts.chart(r, "p", "perplexity", EvalResult::perplexity, EvalResult::stderr, false);
+        var kl = ReportCharts.paretoChart(r);
         for (String s : List.of("uniform · npu", "edgeflow · npu")) {
             assertThat(kl.getSeriesMap().get(s).getLineColor()).isEqualTo(ppl.getSeriesMap().get(s).getLineColor());
         }
@@ -96,8 +96,8 @@ class QualityReportTest {
         assertThat(ppl.getSeriesMap()).containsKey("base (base.bin)");
         assertThat(kl.getSeriesMap()).containsKey("Pareto front");
         assertThat(ppl.getStyler().getXAxisDecimalPattern()).isEqualTo("0.0");
-        assertThat(QualityReport.pattern(0.0010, 0.0037)).isEqualTo("0.0000");
-        assertThat(QualityReport.pattern(5.9, 9.2)).isEqualTo("0.0");
+        assertThat(ReportCharts.pattern(0.0010, 0.0037)).isEqualTo("0.0000");
+        assertThat(ReportCharts.pattern(5.9, 9.2)).isEqualTo("0.0");
     }
 
     @Test
@@ -106,7 +106,7 @@ class QualityReportTest {
                 EvalResult.read(evalJson(dir, "b.jqw", "npu", 900, 5.0, 0.2)),
                 EvalResult.read(evalJson(dir, "a.jqw", "npu", 300, 7.0, 0.6)),
                 EvalResult.read(evalJson(dir, "a.jqw", "weight-only", 300, 6.0, 0.5))));
-        var chart = r.chart("t", "ppl", EvalResult::perplexity, EvalResult::stderr, false);
+        var chart = ReportCharts.chart(r, "t", "ppl", EvalResult::perplexity, EvalResult::stderr, false);
         assertThat(chart.getSeriesMap()).containsOnlyKeys("npu", "weight-only");
         assertThat(chart.getSeriesMap().get("npu").getXData()).containsExactly(300e-6, 900e-6);
         assertThat(chart.getSeriesMap().get("npu").getYData()).containsExactly(7.0, 5.0);

@@ -81,15 +81,7 @@ public final class DenseWeights extends RowMajorWeights {
 
     /**
      * Columns per row-kernel call in decode: whole rows up to {@value #WHOLE_ROWS_UP_TO} columns,
-     * {@value #DECODE_CHUNK} beyond. The kernel alone on one thread, float16 rows off-heap, chunk
-     * sizes alternating in one process (median of seven passes): 2048 columns read 25.3 GB/s whole
-     * against 21.4 in chunks of 1,024; 4096, 22.6 whole against 21.5 (1,024) and 20.1 (2,048); 5632,
-     * 21.6 in chunks of 2,048 against 21.0 (1,024), 18.9 whole and 16.4 in halves; 14336, 25.6
-     * against 23.9 (1,024) and 24.9 whole. On the 1.1B model's mapped gate matrices: 22.8–25.0 whole
-     * against 15.6–17.6. The whole decode, paired against chunks of 1,024: 0.96 on two threads, no
-     * difference measurable on one. (Measured with four adjacent rows; with four rows from four
-     * quarters, whole rows against these chunks: 71–109 ms a token on one thread against 67–104, the
-     * noise of those minutes.)
+     * {@value #DECODE_CHUNK} beyond, the sizes at which the kernel read fastest (bench/RESULTS.md).
      */
     @Override
     int decodeChunk() {

@@ -5,20 +5,13 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import jquant.formats.DType;
-import jquant.formats.quant.Pq2Block;
-import jquant.formats.quant.Ptq1Block;
-import jquant.formats.quant.T2pBlock;
-import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.MatmulKernels;
 import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
 import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
-import jquant.runtime.ternary.Pq2Matrix;
-import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Gets the Vector API kernels compiled before a model needs them. Until HotSpot's C2 compiles a
@@ -29,33 +22,24 @@ import jquant.runtime.ternary.Tq2Matrix;
  * compiles them while the file is opened and the prompt tokenized. The results are discarded.
  *
  * <p>Only the kernels a model calls are warmed: the shared ones (norms, softmax, the prefill tile, the
- * float16 row kernels) when a model is opened ({@link #start}), each other storage form's row kernels when a model first builds a matrix
- * of that form ({@link #startDense}, {@link #startInt8Rows}, {@link #startFloatRows},
- * {@link #startTernary}). On two cores C2 is the bottleneck of the first token (measured on the 1.1B
- * bench model: 3.0 s of C2 time when every kernel was warmed), so a kernel compiled for nothing
- * delays the ones the model waits for.
+ * float16 row kernels) when a model is opened ({@link #start}), each other storage form's row kernels
+ * when a model first builds a matrix of that form ({@link #startDense}, {@link #startInt8Rows},
+ * {@link #startFloatRows}, {@link #startTernary}): on two cores C2 is the bottleneck of the first token,
+ * so a kernel compiled for nothing delays the ones the model waits for.
  *
  * <p>The kernels that read stored weights in place are warmed on the model's own bytes (a slice of
- * its mapping) where the caller gives them: C2 compiles for the kinds of segment it has seen. Warmed
- * on an off-heap buffer, the float16 row kernel was compiled for that, compiled again at the model's
- * first product from the mapping (an "uncommon trap", now for both kinds), and a 1.1B float16
- * decode then ran at 195–246 ms a token on one thread against 102–196 warmed on the mapping, and at
- * 117–122 against 77–79 on two (processes alternating, four and three of each).
+ * its mapping) where the caller gives them: C2 compiles for the kinds of segment it has seen, and a
+ * kernel warmed on an off-heap buffer is compiled again at the model's first product from the mapping,
+ * as slower code.
  *
  * <p>With the system property {@code jquant.kernelWarmup=dense-rows}, as the {@code ./jquant}
  * launcher sets it, only the row kernels of dense decode, which read the mapped file, are warmed
- * (float16's, and BF16's or F32's when a model has such weights). The launcher also gives the JVM compiler directives
- * (scripts/compiler-directives.json) that keep C2 from compiling the Vector API's own methods, and with
- * those the other kernels compile sooner on the model's first calls than with this thread beside
- * them. On the 1.1B bench model, alternating processes with the directives: {@code run -n 1} of the
- * T2P file 2.10–2.41 s warming the float16 row kernel alone, 2.67–3.29 warming everything, 2.10–2.42
- * warming nothing; but the F16 decode with nothing warmed ran at 118–146 ms a token on one thread
- * against 92–110 (the row kernel compiled from the model's first decode steps is the slower code),
- * and with the row kernel alone warmed at 95–100. {@code .jqw} decode was the same with and without
- * its int8 row kernel warmed, and T2P prefill ran at full speed in all twenty processes without the
- * ternary warm-up (without the directives and without the warm-up, one of eight ran at 11 tokens/s,
- * a tenth of its speed). Any other value than {@code all} (the default) and {@code dense-rows} is an
- * error.
+ * (float16's, and BF16's or F32's when a model has such weights). The launcher also gives the JVM
+ * compiler directives (scripts/compiler-directives.json) that keep C2 from compiling the Vector API's
+ * own methods; with those the other kernels compile sooner on the model's first calls than with this
+ * thread beside them, while a dense row kernel compiled from the model's first decode steps is slower
+ * code than one warmed here (bench/RESULTS.md). Any other value than {@code all} (the default) and
+ * {@code dense-rows} is an error.
  */
 public final class KernelWarmup {
     /** Calls per kernel: past C2's invocation threshold (Tier4InvocationThreshold, 5000). */
@@ -90,9 +74,9 @@ public final class KernelWarmup {
      * Starts warming the kernels every model uses: norms, softmax, the float prefill tile, and the
      * float16 row kernels (a GGUF's embedding and classifier are float16 whatever its other weights).
      * A row kernel compiled here, before any ternary kernel, is also what keeps C2 from boxing the
-     * T2P prefill kernel's vectors: without one (tile and norms only), 40 s of a T2P eval of the 1.1B
-     * bench model took 5,182 young collections and one window in 30 s, with one 559 and eight windows.
-     * Why that order matters was not pinned down; any of the row kernels did it. The float16 row
+     * T2P prefill kernel's vectors (without one, a T2P eval made thousands of young collections and
+     * ran at a fraction of its speed); why that order matters was not pinned down, and any of the row
+     * kernels does it. The float16 row
      * kernels read {@code weights}' first bytes (a slice of the model's mapping, whatever its type),
      * or an off-heap buffer if it is null or shorter. Under {@code jquant.kernelWarmup=dense-rows}
      * only the float16 row kernel of decode.
@@ -119,10 +103,10 @@ public final class KernelWarmup {
         once("float rows", null, KernelWarmup::warmFloatRows);
     }
 
-    /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
-    static void startTernary(TernaryMatrix layout) {
+    /** Starts warming the kernels of {@code matrix}'s type: called when a model builds such a matrix. */
+    static void startTernary(TernaryMatrix matrix) {
         if (denseRowsOnly()) return;
-        once(layout.getClass(), null, () -> warmTernary(layout.getClass()));
+        once(matrix.type(), null, () -> warmTernary(matrix.type()));
     }
 
     /** The shared kernels, {@value #CALLS} calls each (package-private, as the warm-ups below, for the test that they run cleanly). */
@@ -184,22 +168,18 @@ public final class KernelWarmup {
     }
 
     /**
-     * The decode and prefill kernels of the ternary layout {@code layout} (T2P, TQ2_0, PQ2_0 or PTQ1_0), on
-     * all-zero blocks (valid codes, zero scales), on the caller alone.
+     * The decode and prefill kernels of the ternary {@code type} ({@link TernaryKernels}), on all-zero
+     * blocks (valid codes, zero scales), on the caller alone: {@value #CALLS} one-column products, and a
+     * quarter as many of four columns, which pass the prefill kernel's loops four times as often.
      */
-    static void warmTernary(Class<?> layout) {
+    static void warmTernary(DType type) {
         int rows = 8, cols = 2 * COLS;
         try (Arena arena = Arena.ofConfined(); WorkerPool one = new WorkerPool(1)) {
-            TernaryMatrix m;
-            if (layout == T2pMatrix.class) m = new T2pMatrix(zeros(arena, (long) T2pBlock.BYTES * (rows / 4) * (cols / 128)), rows, cols, one);
-            else if (layout == Tq2Matrix.class) m = new Tq2Matrix(zeros(arena, (long) rows * (cols / 256) * Tq2Block.BYTES), rows, cols, one);
-            else if (layout == Pq2Matrix.class) m = new Pq2Matrix(zeros(arena, (long) rows * (cols / 128) * Pq2Block.BYTES), rows, cols, one);
-            else if (layout == Ptq1Matrix.class) m = new Ptq1Matrix(zeros(arena, (long) rows * (cols / 128) * Ptq1Block.BYTES), rows, cols, one);
-            else throw new IllegalArgumentException("no ternary layout " + layout.getName());
+            TernaryMatrix m = TernaryKernels.on(type, zeros(arena, type.byteSize((long) rows * cols, cols)), rows, cols, one);
             ActivationBlocks x = ActivationBlocks.quantize(new float[cols]);
-            for (int i = 0; i < CALLS / 4; i++) {
+            for (int i = 0; i < CALLS; i++) {
                 m.multiply(x);
-                m.multiply(x, x, x, x);
+                if (i % 4 == 0) m.multiply(x, x, x, x);
             }
         }
     }

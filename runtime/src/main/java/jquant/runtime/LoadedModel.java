@@ -131,11 +131,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
             Vocabulary v = JqwModelMetadata.vocabulary(f);
             List<LayerLoader.Stage> stages = new ArrayList<>();
             for (JqwLayer layer : f.layers()) {
-                stages.add(() -> {
-                    if (!f.layerChecksumMatches(layer)) {
-                        throw new CheckpointException(path, "checksum mismatch in layer " + layer.name() + ": the file is corrupted");
-                    }
-                });
+                stages.add(() -> f.checkLayerChecksum(layer));
             }
             LayerLoader loader = LayerLoader.start(stages, loading);
             LlamaModel model = PackedModelLoader.load(f, compute, mode).withGate(loader);

@@ -1,6 +1,6 @@
 package jquant.runtime;
 
-import jquant.pack.PackedTensor;
+import jquant.formats.weightlet.PackedTensor;
 
 /**
  * A linear layer as an NPU runs a W{B}A8 matmul (EdgeFlow §4.1), from the packed bytes: the int8

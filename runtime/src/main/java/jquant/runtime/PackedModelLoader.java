@@ -9,9 +9,9 @@ import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.PackedTensor;
-import jquant.pack.VectorWeightletUnpacker;
-import jquant.pack.model.TensorEncoding;
+import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.VectorWeightletUnpacker;
+import jquant.formats.jqw.TensorEncoding;
 
 import java.util.ArrayList;
 import java.util.List;

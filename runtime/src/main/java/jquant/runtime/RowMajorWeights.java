@@ -138,8 +138,7 @@ abstract class RowMajorWeights implements LinearWeights {
      * Whether decode multiplies four rows from the four quarters of a worker's range at once, rather
      * than four adjacent rows: four long sequential streams, which the hardware prefetcher follows,
      * where four adjacent rows of a few KiB each are four short streams that end at a page boundary.
-     * Paired on one thread, the 1.1B bench model's F16 decode: 69–70 ms a token against 94–133; its
-     * 5-bit weightlets, whose unpacking and not the memory is the limit: 114–119 against 97.
+     * Only where memory is the limit: weightlet rows, whose unpacking is, decoded slower spread.
      */
     boolean spreadRows() {
         return false;

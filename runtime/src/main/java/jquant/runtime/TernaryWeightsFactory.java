@@ -1,32 +1,28 @@
 package jquant.runtime;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
+import jquant.formats.TernaryCodecs;
 import jquant.formats.quant.Pq2Block;
-import jquant.formats.quant.Ptq1Block;
+import jquant.formats.quant.TernaryDetector;
 import jquant.formats.quant.TernaryTensor;
-import jquant.formats.quant.Tq2Block;
-import jquant.pack.ternary.TernaryDetector;
 import jquant.core.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
-import jquant.runtime.ternary.Ptq1Matrix;
-import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * Gives each ternary tensor a {@link TernaryLinearWeights} on the integer kernels and every other
  * tensor the dense float path. What each tensor became, and why, is kept in {@link #decisions()}.
  *
  * <ul>
- *   <li>PQ2_0 → {@link Pq2Matrix}; TQ2_0 → {@link Tq2Matrix}; PTQ1_0 → {@link Ptq1Matrix}; T2P →
- *       {@link T2pMatrix}: all on the tensor's stored bytes (a slice of the mapped file), no copy;</li>
+ *   <li>each stored ternary type → its integer kernels ({@link TernaryKernels}: PQ2_0, TQ2_0, PTQ1_0,
+ *       T2P), on the tensor's stored bytes (a slice of the mapped file), no copy;</li>
  *   <li>float (F32/F16/BF16) whose every 128-block of a row is exactly {−s, 0, +s} with an fp16 s
  *       ({@link TernaryDetector}, per block) → packed once to PQ2_0 losslessly (a 2.125-bit copy, 1/15
  *       of an F32 tensor); any other float tensor, or one whose columns are not a multiple of 128,
@@ -64,11 +60,6 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         this.pool = compute.pool();
     }
 
-    /** Whether {@code type} is one of the packed ternary types this factory runs on integer kernels. */
-    public static boolean isTernaryType(DType type) {
-        return type == DType.PQ2_0 || type == DType.TQ2_0 || type == DType.PTQ1_0 || type == DType.T2P;
-    }
-
     /** Each tensor's kernel and reason, in load order. */
     public List<Decision> decisions() {
         synchronized (decisions) {
@@ -80,44 +71,30 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     public LinearWeights create(TensorKind kind, int layer, Tensor tensor) {
         int rows = tensor.rows(), cols = tensor.cols();
         String name = tensor.name();
+        DType type = tensor.dtype();
         MemorySegment pq2;
         String from;
-        switch (tensor.dtype()) {
-            case T2P -> {
-                return ternary(new T2pMatrix(tensor.data(), rows, cols, pool), name, "stored as T2P");
+        if (TernaryKernels.serves(type)) {
+            if (layout == Layout.STOCK || type == DType.T2P) {
+                return ternary(TernaryKernels.on(type, tensor.data(), rows, cols, pool), name, "stored as " + type);
             }
-            case PTQ1_0 -> {
-                if (layout == Layout.STOCK) return ternary(new Ptq1Matrix(tensor.data(), rows, cols, pool), name, "stored as PTQ1_0");
-                pq2 = MemorySegment.ofArray(Pq2Block.encode(Ptq1Block.decode(name, bytes(tensor), rows, cols)));
-                from = "PTQ1_0";
+            pq2 = type == DType.PQ2_0 ? tensor.data() : MemorySegment.ofArray(Pq2Block.encode(TernaryCodecs.decode(tensor)));
+            from = type.name();
+        } else if (type == DType.F32 || type == DType.F16 || type == DType.BF16) {
+            if (cols % TernaryTensor.BLOCK != 0) {
+                return dense(tensor, "cols " + cols + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
             }
-            case TQ2_0 -> {
-                if (layout == Layout.STOCK) return ternary(new Tq2Matrix(tensor.data(), rows, cols, pool), name, "stored as TQ2_0");
-                pq2 = MemorySegment.ofArray(Pq2Block.encode(Tq2Block.decode(name, bytes(tensor), rows, cols)));
-                from = "TQ2_0";
-            }
-            case PQ2_0 -> {
-                if (layout == Layout.STOCK) return ternary(new Pq2Matrix(tensor.data(), rows, cols, pool), name, "stored as PQ2_0");
-                pq2 = tensor.data();
-                from = "PQ2_0";
-            }
-            case F32, F16, BF16 -> {
-                if (cols % TernaryTensor.BLOCK != 0) {
-                    return dense(tensor, "cols " + cols + " not a multiple of " + TernaryTensor.BLOCK + ": no ternary block layout fits");
-                }
-                // the first row decides for almost every matrix, without reading (and paging in) the rest
-                ExactTernary first = exactTernary(name, tensor.row(0), 1, cols);
-                if (first.tensor() == null) return dense(tensor, first.whyNot());
-                ExactTernary exact = exactTernary(name, tensor.toFloats(), rows, cols);
-                if (exact.tensor() == null) return dense(tensor, exact.whyNot());
-                byte[] packed = Pq2Block.encode(exact.tensor());
-                from = "exactly ternary " + tensor.dtype() + " (packed to PQ2_0)";
-                if (layout == Layout.STOCK) return ternary(new Pq2Matrix(TernaryMatrix.offHeap(packed), rows, cols, pool), name, from);
-                pq2 = MemorySegment.ofArray(packed);
-            }
-            default -> {
-                return dense(tensor, tensor.dtype() + " is not ternary");
-            }
+            // the first row decides for almost every matrix, without reading (and paging in) the rest
+            ExactTernary first = exactTernary(name, tensor.row(0), 1, cols);
+            if (first.tensor() == null) return dense(tensor, first.whyNot());
+            ExactTernary exact = exactTernary(name, tensor.toFloats(), rows, cols);
+            if (exact.tensor() == null) return dense(tensor, exact.whyNot());
+            byte[] packed = Pq2Block.encode(exact.tensor());
+            from = "exactly ternary " + type + " (packed to PQ2_0)";
+            if (layout == Layout.STOCK) return ternary(new Pq2Matrix(TernaryMatrix.offHeap(packed), rows, cols, pool), name, from);
+            pq2 = MemorySegment.ofArray(packed);
+        } else {
+            return dense(tensor, type + " is not ternary");
         }
         TernaryMatrix.Selection s = TernaryMatrix.select(name, pq2, rows, cols, pool);
         return ternary(s.matrix(), name, from + "; " + s.reason());
@@ -150,9 +127,5 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
     private LinearWeights dense(Tensor tensor, String reason) {
         decisions.add(new Decision(tensor.name(), DENSE, reason));
         return LinearWeightsFactory.inPlace(compute).create(null, 0, tensor);
-    }
-
-    private static byte[] bytes(Tensor t) {
-        return t.data().toArray(ValueLayout.JAVA_BYTE);
     }
 }

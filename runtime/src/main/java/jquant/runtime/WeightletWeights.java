@@ -1,8 +1,8 @@
 package jquant.runtime;
 
-import jquant.pack.PackedTensor;
-import jquant.pack.VectorWeightletUnpacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.VectorWeightletUnpacker;
+import jquant.formats.weightlet.WeightletLayout;
 import jquant.runtime.kernels.MatmulKernels;
 
 /**

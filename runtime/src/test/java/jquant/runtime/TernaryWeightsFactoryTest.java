@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import jquant.formats.DType;
+import jquant.formats.TernaryCodecs;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.quant.Pq2Block;
@@ -14,12 +17,11 @@ import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
-import jquant.formats.quant.Tq2Block;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.core.WorkerPool;
 import jquant.runtime.ternary.T2pMatrix;
-import jquant.runtime.ternary.Tq2Matrix;
+import jquant.runtime.ternary.TernaryKernels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -71,13 +73,9 @@ class TernaryWeightsFactoryTest {
     @Test
     void everyTernaryStorageMultipliesIdenticallyInStockAndT2pLayouts() throws T2pShapeException {
         TernaryTensor t = ternary(1, 16, 512, false);
-        Tensor[] stored = {
-                tensor(DType.PQ2_0, t, Pq2Block.encode(t)),
-                tensor(DType.TQ2_0, t, Tq2Block.encode(t)),
-                tensor(DType.PTQ1_0, t, Ptq1Block.encode(t)),
-                tensor(DType.T2P, t, T2pBlock.encode(t)),
-                new Tensor("blk.0.ffn_up.weight", new long[]{16, 512}, DType.F32, MemorySegment.ofArray(t.toFloats())),
-        };
+        List<Tensor> stored = new ArrayList<>();
+        for (DType type : TernaryKernels.types()) stored.add(TernaryCodecs.encode(t, new long[] {16, 512}, type));
+        stored.add(new Tensor("blk.0.ffn_up.weight", new long[]{16, 512}, DType.F32, MemorySegment.ofArray(t.toFloats())));
         for (int n : new int[]{1, 3, 8}) {
             float[] x = activations(n, n, 512);
             float[] reference = null;

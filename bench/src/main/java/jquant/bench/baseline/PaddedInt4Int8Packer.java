@@ -1,12 +1,12 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
-import jquant.pack.ChannelPacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.ChannelPacker;
+import jquant.formats.weightlet.WeightletLayout;
 
 /**
  * Baseline "INT4/INT8 mixed format" (paper §3 and Figure 13): a channel of B ≤ 4 bits is padded to

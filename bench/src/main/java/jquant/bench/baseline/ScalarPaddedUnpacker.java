@@ -1,12 +1,12 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.WeightletLayout;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import jquant.pack.ChannelUnpacker;
+import jquant.formats.weightlet.ChannelUnpacker;
 
 /** Reference decoder of {@link PaddedInt4Int8Packer}: one weight at a time. */
 public final class ScalarPaddedUnpacker implements ChannelUnpacker {

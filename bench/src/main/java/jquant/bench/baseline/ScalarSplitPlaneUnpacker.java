@@ -1,11 +1,11 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import jquant.pack.ChannelUnpacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.ChannelUnpacker;
+import jquant.formats.weightlet.WeightletLayout;
 
 /** Reference decoder of {@link SplitPlanePacker}: one weight at a time. */
 public final class ScalarSplitPlaneUnpacker implements ChannelUnpacker {

@@ -1,12 +1,12 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
-import jquant.pack.ChannelPacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.ChannelPacker;
+import jquant.formats.weightlet.WeightletLayout;
 
 /**
  * Baseline "split bit-planes without interleaving" (K-quant-like, the paper's Figure 13 "K-Quant"):

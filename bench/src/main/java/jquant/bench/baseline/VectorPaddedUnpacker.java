@@ -1,6 +1,6 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -8,7 +8,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.pack.ChannelUnpacker;
+import jquant.formats.weightlet.ChannelUnpacker;
 
 /**
  * SIMD decoder of {@link PaddedInt4Int8Packer} on 128-bit registers: an int8 channel is a copy; a

@@ -1,9 +1,9 @@
 package jquant.bench.baseline;
 
-import static jquant.pack.WeightletLayout.BLOCK_BYTES;
-import static jquant.pack.WeightletLayout.GROUP_WEIGHTS;
-import static jquant.pack.WeightletLayout.STRIPES_PER_GROUP;
-import static jquant.pack.WeightletLayout.STRIPE_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.BLOCK_BYTES;
+import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
+import static jquant.formats.weightlet.WeightletLayout.STRIPES_PER_GROUP;
+import static jquant.formats.weightlet.WeightletLayout.STRIPE_WEIGHTS;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -11,8 +11,8 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
-import jquant.pack.ChannelUnpacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.ChannelUnpacker;
+import jquant.formats.weightlet.WeightletLayout;
 
 /**
  * SIMD decoder of {@link SplitPlanePacker}, on the same 128-bit registers as the weightlet decoder:
@@ -21,7 +21,7 @@ import jquant.pack.WeightletLayout;
  * mask, shift to the plane's position and OR. The shuffle and the per-lane shift are the extra work the
  * interleaved weightlet layout avoids. Below 8 bits each plane is shifted one bit further than its
  * position in the field, which doubles the field for the int8 map ({@code 2f − (2^B − 1)},
- * {@link jquant.pack.WeightletLayout#toInt8}) at no cost; then one subtract per stripe.
+ * {@link jquant.formats.weightlet.WeightletLayout#toInt8}) at no cost; then one subtract per stripe.
  */
 public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
 

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.ValueLayout;
 import java.util.Random;
-import jquant.pack.ChannelPacker;
-import jquant.pack.ChannelUnpacker;
-import jquant.pack.PackedTensor;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.ChannelPacker;
+import jquant.formats.weightlet.ChannelUnpacker;
+import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.WeightletLayout;
 import org.junit.jupiter.api.Test;
 
 /** The two Figure-13 baselines: round trip, scalar vs SIMD, sizes, and hand-placed bits. */

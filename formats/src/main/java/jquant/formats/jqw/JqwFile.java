@@ -1,10 +1,13 @@
 package jquant.formats.jqw;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.CheckpointException;
+import jquant.formats.FileFormat;
+import jquant.formats.JsonRecords;
 import jquant.formats.MappedFile;
 
 import java.lang.foreign.MemorySegment;
@@ -12,12 +15,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * A jquant packed file opened for reading: memory-mapped, header and metadata validated, and every
@@ -26,8 +27,6 @@ import java.util.zip.CRC32C;
 public final class JqwFile implements AutoCloseable {
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    /** CRC-32C is fed in chunks so layers larger than a ByteBuffer's 2 GB work. */
-    private static final long CRC_CHUNK = 1L << 30;
 
     private final Path path;
     private final MappedFile file;
@@ -57,6 +56,7 @@ public final class JqwFile implements AutoCloseable {
      * Opens a file whose header, metadata and layer directory are valid but whose layer checksums are
      * not checked, for a verifier that compares every byte itself and names the first wrong tensor and
      * channel (a layer checksum only names the layer); it checks {@link #layerChecksumMatches} after.
+     * A loader that pages layers in checks each with {@link #checkLayerChecksum} as it goes.
      */
     public static JqwFile openWithoutLayerChecksums(Path path) throws CheckpointException {
         return open(path, false);
@@ -66,12 +66,22 @@ public final class JqwFile implements AutoCloseable {
         return MappedFile.parse(path, file -> read(path, file, checkLayers));
     }
 
+    /** The layer directory of the metadata ({@link JqwWriter#finish}). */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record LayerDirectory(@JsonProperty(required = true) List<JqwLayer> layers) {}
+
     private static JqwFile read(Path path, MappedFile file, boolean checkLayers) throws CheckpointException {
-        MemorySegment seg = file.segment();
+        try {
+            return read(path, file.segment(), file, checkLayers);
+        } catch (IllegalArgumentException e) {   // the FileFormat checks
+            throw new CheckpointException(path, e.getMessage(), e);
+        }
+    }
+
+    private static JqwFile read(Path path, MemorySegment seg, MappedFile file, boolean checkLayers) throws CheckpointException {
         long size = seg.byteSize();
-        if (size < JqwHeader.SIZE || !looksLike(seg)) throw new CheckpointException(path, "not a jquant packed file (bad magic or too short)");
-        int version = seg.get(I32, JqwHeader.OFF_VERSION);
-        if (version != JqwHeader.VERSION) throw new CheckpointException(path, "packed file version " + version + " is not supported (expected " + JqwHeader.VERSION + ")");
+        if (size < JqwHeader.SIZE || !looksLike(seg)) throw JqwHeader.FORMAT.notThisFormat("bad magic or too short");
+        JqwHeader.FORMAT.checkVersion(Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_VERSION)));
         if (seg.get(I32, JqwHeader.OFF_HEADER_SIZE) != JqwHeader.SIZE) throw new CheckpointException(path, "bad header size");
         for (long off : new long[]{JqwHeader.OFF_META_CRC + 4, 48, 52, 56, 60}) {
             if (seg.get(I32, off) != 0) throw new CheckpointException(path, "reserved header bytes at " + off + " are not zero");
@@ -84,20 +94,17 @@ public final class JqwFile implements AutoCloseable {
             throw new CheckpointException(path, "metadata range " + metaOffset + "+" + metaLength + " is outside the file");
         }
         MemorySegment meta = seg.asSlice(metaOffset, metaLength);
-        if (crc(meta) != Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_META_CRC))) {
-            throw new CheckpointException(path, "metadata checksum mismatch: the file is corrupted");
-        }
-        ObjectMapper json = new ObjectMapper();
+        FileFormat.checkChecksum("the metadata", Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_META_CRC)), FileFormat.crc32c(meta));
         ObjectNode root;
-        List<JqwLayer> layers = new ArrayList<>();
+        List<JqwLayer> layers;
         try {
-            JsonNode node = json.readTree(new String(meta.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
+            JsonNode node = JsonRecords.MAPPER.readTree(new String(meta.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8));
             if (!(node instanceof ObjectNode o)) throw new CheckpointException(path, "metadata is not a JSON object");
             root = o;
-            for (JsonNode l : root.path("layers")) layers.add(json.treeToValue(l, JqwLayer.class));
         } catch (JsonProcessingException e) {
             throw new CheckpointException(path, "metadata is not valid: " + e.getOriginalMessage());
         }
+        layers = JsonRecords.convert("metadata", root, LayerDirectory.class).layers();
         if (layers.isEmpty()) throw new CheckpointException(path, "no layers in the layer directory");
         long prevEnd = JqwHeader.SIZE;
         for (JqwLayer l : layers) {
@@ -113,31 +120,48 @@ public final class JqwFile implements AutoCloseable {
                     }
                 }
             }
-            if (checkLayers && crc(seg.asSlice(l.offset(), l.length())) != l.crc32c()) {
-                throw new CheckpointException(path, "checksum mismatch in layer " + l.name() + ": the file is corrupted");
-            }
+            if (checkLayers) checkLayerChecksum(path, seg, l);
         }
         if (prevEnd != metaOffset) throw new CheckpointException(path, "layers end at " + prevEnd + " but metadata starts at " + metaOffset);
         return new JqwFile(path, file, root, layers);
     }
 
-    private static long crc(MemorySegment s) {
-        CRC32C crc = new CRC32C();
-        for (long off = 0; off < s.byteSize(); off += CRC_CHUNK) {
-            crc.update(s.asSlice(off, Math.min(CRC_CHUNK, s.byteSize() - off)).asByteBuffer());
+    private static void checkLayerChecksum(Path path, MemorySegment seg, JqwLayer layer) throws CheckpointException {
+        try {
+            FileFormat.checkChecksum("layer " + layer.name(), layer.crc32c(), FileFormat.crc32c(seg.asSlice(layer.offset(), layer.length())));
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(path, e.getMessage(), e);
         }
-        return crc.getValue();
     }
 
     public Path path() { return path; }
 
     /** Recomputes one layer's CRC-32C and compares it with the directory's. */
     public boolean layerChecksumMatches(JqwLayer layer) {
-        return crc(file.segment().asSlice(layer.offset(), layer.length())) == layer.crc32c();
+        return FileFormat.crc32c(file.segment().asSlice(layer.offset(), layer.length())) == layer.crc32c();
+    }
+
+    /** Recomputes one layer's CRC-32C; a mismatch is a {@link CheckpointException} naming the file and the layer. */
+    public void checkLayerChecksum(JqwLayer layer) throws CheckpointException {
+        checkLayerChecksum(path, file.segment(), layer);
     }
 
     /** The whole metadata object (model, tokenizer, quantization, layers, …). */
     public ObjectNode metadata() { return metadata; }
+
+    /**
+     * The metadata object {@code name} as a {@code type} ({@link JsonRecords}); a file without it, or with
+     * one of another shape, is a {@link CheckpointException} naming the file, the section and the field.
+     */
+    public <T> T section(String name, Class<T> type) throws CheckpointException {
+        JsonNode node = metadata.get(name);
+        if (node == null || !node.isObject()) throw new CheckpointException(path, "metadata has no '" + name + "' object");
+        try {
+            return JsonRecords.convert("metadata " + name, node, type);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(path, e.getMessage(), e);
+        }
+    }
 
     public List<JqwLayer> layers() { return layers; }
 

@@ -1,5 +1,8 @@
 package jquant.formats.jqw;
 
+import java.nio.charset.StandardCharsets;
+import jquant.formats.FileFormat;
+
 /**
  * The fixed 64-byte header that starts every jquant packed file ({@code docs/jqw-format.md}).
  *
@@ -18,8 +21,8 @@ package jquant.formats.jqw;
  * All integers little-endian. Data starts at 64; every part is 64-byte aligned.
  */
 final class JqwHeader {
-    static final byte[] MAGIC = {'J', 'Q', 'U', 'A', 'N', 'T', 'P', 'K'};
-    static final int VERSION = 1;
+    static final FileFormat FORMAT = new FileFormat("jquant packed file", "JQUANTPK", 1, 1);
+    static final byte[] MAGIC = FORMAT.identifier().getBytes(StandardCharsets.US_ASCII);
     static final int SIZE = 64;
     static final int ALIGNMENT = 64;
     static final int OFF_VERSION = 8;

@@ -1,6 +1,8 @@
 package jquant.formats.jqw;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.Architecture;
@@ -11,7 +13,6 @@ import jquant.formats.RopeConvention;
 import jquant.formats.RopeScaling;
 import jquant.formats.Vocabulary;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -31,6 +32,7 @@ import java.util.Optional;
  * A file without {@code architecture} is a Llama with heads of dim / heads and plain RoPE. Files written
  * before {@code types}, {@code preTokenizer} and {@code ignoreMerges} existed read as
  * {@link Vocabulary}'s short constructor makes them: normal tokens, GPT-2's split for BPE, merging every word.
+ * The records below are what is read, by Jackson's data binding ({@link jquant.formats.JsonRecords}).
  */
 public final class JqwModelMetadata {
     public static final String MODEL = "model";
@@ -71,91 +73,76 @@ public final class JqwModelMetadata {
         t.put("ignoreMerges", v.ignoreMerges());
     }
 
+    /** The {@code model} object as {@link #put} writes it; the last three only when not a plain Llama. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record ModelJson(@JsonProperty(required = true) int dim, @JsonProperty(required = true) int hiddenDim,
+                     @JsonProperty(required = true) int layers, @JsonProperty(required = true) int heads,
+                     @JsonProperty(required = true) int kvHeads, @JsonProperty(required = true) int vocabSize,
+                     @JsonProperty(required = true) int maxSeqLen, @JsonProperty(required = true) float ropeTheta,
+                     @JsonProperty(required = true) float rmsEps, @JsonProperty(required = true) boolean tiedEmbeddings,
+                     @JsonProperty(required = true) RopeConvention rope,
+                     String architecture, Integer headDim, float[] ropeFactors) {}
+
+    /**
+     * The {@code tokenizer} object as {@link #put} writes it; {@code types}, {@code preTokenizer} and
+     * {@code ignoreMerges} are null in files written before they existed.
+     */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    public record TokenizerJson(@JsonProperty(required = true) Vocabulary.Kind kind, @JsonProperty(required = true) int bos,
+                         @JsonProperty(required = true) int eos, @JsonProperty(required = true) boolean addBos,
+                         @JsonProperty(required = true) List<String> pieces, @JsonProperty(required = true) float[] scores,
+                         @JsonProperty(required = true) List<String> merges, List<Long> types, PreTokenizerJson preTokenizer,
+                         Boolean ignoreMerges) {}
+
+    public record PreTokenizerJson(@JsonProperty(required = true) String llamaCppName, @JsonProperty(required = true) List<String> patterns) {}
+
+    /** The {@code model} object of {@code file}, as stored. */
+    public static ModelJson model(JqwFile file) throws CheckpointException {
+        return file.section(MODEL, ModelJson.class);
+    }
+
+    /** The {@code tokenizer} object of {@code file}, as stored. */
+    public static TokenizerJson tokenizer(JqwFile file) throws CheckpointException {
+        return file.section(TOKENIZER, TokenizerJson.class);
+    }
+
     public static ModelConfig config(JqwFile file) throws CheckpointException {
-        JsonNode m = section(file, MODEL);
+        ModelJson m = model(file);
         try {
-            int dim = integer(file, m, "dim"), hiddenDim = integer(file, m, "hiddenDim"), layers = integer(file, m, "layers");
-            int heads = integer(file, m, "heads"), kvHeads = integer(file, m, "kvHeads"), vocabSize = integer(file, m, "vocabSize");
-            int maxSeqLen = integer(file, m, "maxSeqLen");
-            float theta = (float) number(file, m, "ropeTheta"), eps = (float) number(file, m, "rmsEps");
-            boolean tied = field(file, m, "tiedEmbeddings").asBoolean();
-            if (!m.has("architecture")) return new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocabSize, maxSeqLen, theta, eps, tied);
-            String name = field(file, m, "architecture").asText();
-            Architecture arch = Architecture.byGgufName(name).orElseThrow(() -> new CheckpointException(file.path(),
-                    "architecture '" + name + "' is not supported: jquant runs " + Architecture.names()));
-            JsonNode factors = m.path("ropeFactors");
-            RopeScaling scaling = null;
-            if (factors.isArray()) {
-                float[] f = new float[factors.size()];
-                for (int i = 0; i < f.length; i++) f[i] = (float) factors.get(i).asDouble();
-                scaling = RopeScaling.ofFactors(f);
+            if (m.architecture() == null) {
+                return new ModelConfig(m.dim(), m.hiddenDim(), m.layers(), m.heads(), m.kvHeads(), m.vocabSize(), m.maxSeqLen(),
+                        m.ropeTheta(), m.rmsEps(), m.tiedEmbeddings());
             }
-            return new ModelConfig(arch, dim, hiddenDim, layers, heads, kvHeads, integer(file, m, "headDim"), vocabSize, maxSeqLen,
-                    theta, scaling, eps, tied);
+            Architecture arch = Architecture.byGgufName(m.architecture()).orElseThrow(() -> new CheckpointException(file.path(),
+                    "architecture '" + m.architecture() + "' is not supported: jquant runs " + Architecture.names()));
+            if (m.headDim() == null) throw new CheckpointException(file.path(), "metadata model of architecture " + m.architecture() + " lacks 'headDim'");
+            RopeScaling scaling = m.ropeFactors() == null ? null : RopeScaling.ofFactors(m.ropeFactors());
+            return new ModelConfig(arch, m.dim(), m.hiddenDim(), m.layers(), m.heads(), m.kvHeads(), m.headDim(), m.vocabSize(),
+                    m.maxSeqLen(), m.ropeTheta(), scaling, m.rmsEps(), m.tiedEmbeddings());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), "model config: " + e.getMessage());
         }
     }
 
     public static RopeConvention rope(JqwFile file) throws CheckpointException {
-        String name = field(file, section(file, MODEL), "rope").asText();
-        try {
-            return RopeConvention.valueOf(name);
-        } catch (IllegalArgumentException e) {
-            throw new CheckpointException(file.path(), "unknown rope convention '" + name + "'");
-        }
+        return model(file).rope();
     }
 
     public static Vocabulary vocabulary(JqwFile file) throws CheckpointException {
-        JsonNode t = section(file, TOKENIZER);
-        List<String> pieces = strings(file, t, "pieces");
-        JsonNode s = field(file, t, "scores");
-        float[] scores = new float[s.size()];
-        for (int i = 0; i < scores.length; i++) scores[i] = (float) s.get(i).asDouble();
+        TokenizerJson t = tokenizer(file);
         try {
-            Vocabulary v = new Vocabulary(Vocabulary.Kind.valueOf(field(file, t, "kind").asText()), pieces, scores,
-                    strings(file, t, "merges"), integer(file, t, "bos"), integer(file, t, "eos"), field(file, t, "addBos").asBoolean());
-            if (!t.has("types")) return v;
-            List<Vocabulary.TokenType> types = new ArrayList<>(pieces.size());
-            for (JsonNode code : t.get("types")) types.add(Vocabulary.TokenType.of(code.asLong()));
-            JsonNode pre = field(file, t, "preTokenizer");
-            JsonNode name = pre.path("llamaCppName");
-            PreTokenizer preTokenizer = new PreTokenizer(name.isTextual() ? Optional.of(name.asText()) : Optional.empty(),
-                    strings(file, pre, "patterns"));
-            return new Vocabulary(v.kind(), pieces, scores, v.merges(), v.bos(), v.eos(), v.addBos(), types, preTokenizer,
-                    field(file, t, "ignoreMerges").asBoolean());
+            Vocabulary v = new Vocabulary(t.kind(), t.pieces(), t.scores(), t.merges(), t.bos(), t.eos(), t.addBos());
+            if (t.types() == null) return v;
+            if (t.preTokenizer() == null || t.ignoreMerges() == null) {
+                throw new CheckpointException(file.path(), "metadata tokenizer has types but lacks 'preTokenizer' or 'ignoreMerges'");
+            }
+            List<Vocabulary.TokenType> types = t.types().stream().map(Vocabulary.TokenType::of).toList();
+            PreTokenizer preTokenizer = new PreTokenizer(Optional.ofNullable(t.preTokenizer().llamaCppName()), t.preTokenizer().patterns());
+            return new Vocabulary(v.kind(), t.pieces(), t.scores(), v.merges(), v.bos(), v.eos(), v.addBos(), types, preTokenizer,
+                    t.ignoreMerges());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), "tokenizer: " + e.getMessage());
         }
-    }
-
-    private static JsonNode section(JqwFile file, String name) throws CheckpointException {
-        JsonNode n = file.metadata().get(name);
-        if (n == null || !n.isObject()) throw new CheckpointException(file.path(), "metadata has no '" + name + "' object");
-        return n;
-    }
-
-    private static JsonNode field(JqwFile file, JsonNode parent, String name) throws CheckpointException {
-        JsonNode n = parent.get(name);
-        if (n == null || n.isNull()) throw new CheckpointException(file.path(), "metadata lacks '" + name + "'");
-        return n;
-    }
-
-    private static int integer(JqwFile file, JsonNode parent, String name) throws CheckpointException {
-        JsonNode n = field(file, parent, name);
-        if (!n.canConvertToInt()) throw new CheckpointException(file.path(), "metadata '" + name + "' is not an int: " + n);
-        return n.asInt();
-    }
-
-    private static double number(JqwFile file, JsonNode parent, String name) throws CheckpointException {
-        JsonNode n = field(file, parent, name);
-        if (!n.isNumber()) throw new CheckpointException(file.path(), "metadata '" + name + "' is not a number: " + n);
-        return n.asDouble();
-    }
-
-    private static List<String> strings(JqwFile file, JsonNode parent, String name) throws CheckpointException {
-        List<String> out = new ArrayList<>();
-        for (JsonNode n : field(file, parent, name)) out.add(n.asText());
-        return out;
     }
 }

@@ -100,7 +100,7 @@ public final class JqwWriter implements AutoCloseable {
         metaCrc.update(metaBytes);
         ByteBuffer h = ByteBuffer.allocate(JqwHeader.SIZE).order(ByteOrder.LITTLE_ENDIAN);
         h.put(JqwHeader.MAGIC);
-        h.putInt(JqwHeader.OFF_VERSION, JqwHeader.VERSION).putInt(JqwHeader.OFF_HEADER_SIZE, JqwHeader.SIZE)
+        h.putInt(JqwHeader.OFF_VERSION, JqwHeader.FORMAT.current()).putInt(JqwHeader.OFF_HEADER_SIZE, JqwHeader.SIZE)
                 .putLong(JqwHeader.OFF_META_OFFSET, metaOffset).putLong(JqwHeader.OFF_META_LENGTH, metaBytes.length)
                 .putInt(JqwHeader.OFF_META_CRC, (int) metaCrc.getValue()).putLong(JqwHeader.OFF_FILE_LENGTH, fileLength);
         h.position(0);

@@ -7,7 +7,6 @@
  * ({@code Q4_0Block}, {@code Q6_KBlock}), and for the ternary family the spelling its kernels share
  * ({@code Tq1Block}, {@code Tq2Block}, {@code Pq2Block}, {@code Ptq1Block}, {@code T2pBlock} beside
  * {@code Pq2Matrix}, {@code Ptq1Matrix}, {@code T2pMatrix}). This package knows nothing of
- * {@link jquant.formats.DType}: {@link jquant.formats.Dequantizer#of} maps each type to its decoder,
- * in that one direction.
+ * {@link jquant.formats.DType}: the type table names each type's codec here, in that one direction.
  */
 package jquant.formats.quant;

@@ -77,6 +77,19 @@ class JqwFileTest {
     }
 
     @Test
+    void anotherVersionOrMagicIsRefusedNamingIt(@TempDir Path dir) throws IOException {
+        Path f = write(dir);
+        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+            raf.seek(8);
+            raf.write(2);
+        }
+        assertThatThrownBy(() -> JqwFile.open(f)).isInstanceOf(CheckpointException.class)
+                .hasMessage(f + ": jquant packed file version 2 is not supported (only 1 is)");
+        flip(f, 0);
+        assertThatThrownBy(() -> JqwFile.open(f)).hasMessage(f + ": not a jquant packed file (bad magic or too short)");
+    }
+
+    @Test
     void corruptLayerIsNamed(@TempDir Path dir) throws IOException {
         Path f = write(dir);
         long dataPos;
@@ -84,7 +97,7 @@ class JqwFileTest {
             dataPos = j.tensors().get("blk.0.attn_q").part("data")[0] + 100;
         }
         flip(f, dataPos);
-        assertThatThrownBy(() -> JqwFile.open(f)).hasMessageContaining("layer.0").hasMessageContaining("checksum");
+        assertThatThrownBy(() -> JqwFile.open(f)).hasMessageStartingWith(f + ": checksum mismatch in layer layer.0: the file says ");
     }
 
     @Test

@@ -168,16 +168,6 @@ class BlockDequantizerTest {
     }
 
     @Test
-    void layoutConstantsMatchTheDTypeTable() {
-        assertThat(Q8_0Block.BYTES).isEqualTo(DType.Q8_0.blockBytes());
-        assertThat(Q4_0Block.BYTES).isEqualTo(DType.Q4_0.blockBytes());
-        assertThat(Tq1Block.BYTES).isEqualTo(DType.TQ1_0.blockBytes());
-        assertThat(Tq2Block.BYTES).isEqualTo(DType.TQ2_0.blockBytes());
-        assertThat(Pq2Block.BYTES).isEqualTo(DType.PQ2_0.blockBytes());
-        assertThat(Ptq1Block.BYTES).isEqualTo(DType.PTQ1_0.blockBytes());
-    }
-
-    @Test
     void exactlyTheDecodableTypesHaveADecoder() {
         for (DType t : DType.values()) {
             if (t.isDecodable()) {

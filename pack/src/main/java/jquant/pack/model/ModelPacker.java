@@ -1,17 +1,19 @@
 package jquant.pack.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.core.Memory;
 import jquant.formats.Checkpoint;
+import jquant.formats.JsonRecords;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwModelMetadata;
+import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.jqw.JqwWriter;
+import jquant.formats.jqw.QuantizationMetadata;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.ErrorCompensatedRounding;
@@ -56,13 +58,6 @@ public final class ModelPacker {
     public static final String FORMAT = "jquant-packed-model";
     /** Metadata key of the bit plan (the plan file's JSON, verbatim), so that verify needs only the source. */
     public static final String PLAN = "plan";
-    public static final String QUANTIZATION = "quantization";
-    /** Key of {@code quantization}: how kept tensors are stored (absent in files that kept them as f32 before there was a choice). */
-    public static final String KEEP_TYPE = "keepType";
-    /** Keys of {@code quantization.smoothing}: which model and which calibration stats file were applied. */
-    public static final String SMOOTHING = "smoothing", MODEL_FINGERPRINT = "modelFingerprint", STATS_SHA256 = "statsSha256";
-    /** Key of {@code quantization}: {@code rtn} or {@code gptq} (absent in files from before GPTQ: rtn). */
-    public static final String ROUNDING = "rounding";
 
     /** The tensors {@code --keep} may name, and its default: both. */
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
@@ -254,7 +249,7 @@ public final class ModelPacker {
                 case q8 -> {
                     byte[] eight = new byte[t.rows()];
                     java.util.Arrays.fill(eight, (byte) 8);
-                    yield TensorEncoding.weightlet(t.toFloats(), t.rows(), t.cols(), eight);
+                    yield weightlet(SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), eight), null);
                 }
             };
         }
@@ -272,7 +267,19 @@ public final class ModelPacker {
         QuantizedMatrix q = hessian != null
                 ? ErrorCompensatedRounding.quantize(weights, t.rows(), t.cols(), p.bits(), hessian)
                 : SymmetricChannelQuantizer.quantize(weights, t.rows(), t.cols(), p.bits());
-        return TensorEncoding.weightlet(q, outputFactor);
+        return weightlet(q, outputFactor);
+    }
+
+    /** Packs a quantized matrix, channel r's scale multiplied by {@code outputFactor[r]} (smoothing's S_O'^β) unless it is null. */
+    static TensorEncoding.Parts weightlet(QuantizedMatrix q, float[] outputFactor) {
+        float[] scales = q.scales();
+        if (outputFactor != null) {
+            if (outputFactor.length != q.rows()) {
+                throw new IllegalArgumentException(q.rows() + " channels but " + outputFactor.length + " output factors");
+            }
+            for (int r = 0; r < q.rows(); r++) scales[r] *= outputFactor[r];
+        }
+        return TensorEncoding.weightlet(q.rows(), q.cols(), q.bits(), q.values(), scales);
     }
 
     static boolean isFloat(TensorKind kind, Options options) {
@@ -364,26 +371,17 @@ public final class ModelPacker {
         ObjectNode meta = json.createObjectNode();
         meta.put("format", FORMAT);
         JqwModelMetadata.put(meta, config, source.rope(), vocabulary);
-        ObjectNode q = meta.putObject(QUANTIZATION);
-        q.put("budget", options.plan().budget());
-        q.put("averageBits", options.plan().averageBits());
-        ArrayNode keep = q.putArray("keep");
+        List<String> keep = new ArrayList<>();
         for (TensorKind k : TensorKind.values()) if (options.keep().contains(k)) keep.add(k.canonicalName(0));
-        q.put(KEEP_TYPE, options.keepType().name());
-        q.put("activationScales", options.smoothing() != null);
-        q.put(ROUNDING, options.rounding().label());
-        if (options.smoothing() == null) {
-            q.putNull(SMOOTHING);
-        } else {
+        QuantizationMetadata.Smoothing smoothing = null;
+        if (options.smoothing() != null) {
             SmoothedSource s = options.smoothing();
-            ObjectNode sm = q.putObject(SMOOTHING);
-            sm.put(MODEL_FINGERPRINT, s.modelFingerprint());
-            sm.put(STATS_SHA256, s.statsSha256());
-            sm.put("head", options.smoothsHead());
-            sm.put("rule", s.rule().label());
-            ObjectNode alphas = sm.putObject("alpha");
+            Map<String, Double> alphas = new LinkedHashMap<>();
             s.groupAlphas().forEach((group, alpha) -> alphas.put(group, (double) alpha));
+            smoothing = new QuantizationMetadata.Smoothing(s.modelFingerprint(), s.statsSha256(), options.smoothsHead(), s.rule().label(), alphas);
         }
+        meta.set(QuantizationMetadata.SECTION, JsonRecords.MAPPER.valueToTree(new QuantizationMetadata(options.plan().budget(), options.plan().averageBits(),
+                keep, options.keepType().name(), options.smoothing() != null, options.rounding().label(), smoothing)));
         try {
             meta.set(PLAN, json.readTree(BitPlanJson.toBytes(options.plan())));
         } catch (IOException e) {

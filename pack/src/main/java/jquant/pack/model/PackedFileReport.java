@@ -1,64 +1,76 @@
 package jquant.pack.model;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import jquant.formats.CheckpointException;
+import jquant.formats.JsonRecords;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
+import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.ChannelBitWidths;
+import jquant.formats.jqw.QuantizationMetadata;
+import jquant.formats.jqw.TensorEncoding;
+import jquant.formats.weightlet.ChannelBitWidths;
 import jquant.quantize.QuantLimits;
 
-import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
-import java.util.Map;
-
 /**
- * What {@code jquant inspect model.jqw} shows: a packed model file's metadata summary (model,
- * tokenizer, quantization and smoothing), bytes per layer, and per tensor its encoding, bytes and
- * (weightlet tensors) the histogram of channel bit widths.
+ * What {@code jquant inspect model.jqw} shows, and as JSON what {@code inspect --json} prints: a packed
+ * model file's metadata summary (model, tokenizer, quantization and smoothing), bytes per layer, and per
+ * tensor its encoding, bytes and (weightlet tensors) the histogram of channel bit widths.
+ *
+ * @param format      the metadata's {@code format} ({@value ModelPacker#FORMAT})
+ * @param planTensors tensors in the recorded bit plan
  */
-public final class PackedFileReport {
-    private PackedFileReport() {}
+public record PackedFileReport(String file, String format, long bytes, JqwModelMetadata.ModelJson model, Tokenizer tokenizer,
+                               QuantizationMetadata quantization, int planTensors, List<Layer> layers, List<TensorRow> tensors) {
 
-    /** The report as JSON: what {@code jquant inspect --json} prints and its tables show. */
-    public static ObjectNode describe(JqwFile f) {
-        ObjectMapper json = new ObjectMapper();
-        ObjectNode r = json.createObjectNode();
-        JsonNode meta = f.metadata();
-        r.put("file", f.path().toString());
-        r.put("format", meta.path("format").asText());
-        r.put("bytes", f.size());
-        r.set("model", meta.path("model"));
-        JsonNode tok = meta.path("tokenizer");
-        ObjectNode tokenizer = r.putObject("tokenizer");
-        tokenizer.put("kind", tok.path("kind").asText()).put("size", tok.path("pieces").size())
-                .put("bos", tok.path("bos").asInt()).put("eos", tok.path("eos").asInt()).put("addBos", tok.path("addBos").asBoolean());
-        r.set("quantization", meta.path(ModelPacker.QUANTIZATION));
-        r.put("planTensors", meta.path(ModelPacker.PLAN).path("tensors").size());
-        ArrayNode layers = r.putArray("layers");
-        ArrayNode tensors = r.putArray("tensors");
+    /** The tokenizer's kind and size, BOS and EOS. */
+    public record Tokenizer(String kind, int size, int bos, int eos, boolean addBos) {}
+
+    public record Layer(String name, long offset, long bytes, int tensors) {}
+
+    /** One tensor; a weightlet tensor also has its channels at 1..8 bits and their average. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record TensorRow(String name, String layer, String encoding, long[] shape, long bytes, int[] bitHistogram, Double averageBits,
+                            Map<String, Object> attrs) {}
+
+    /** The metadata's top-level {@code format}. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record Format(@JsonProperty(required = true) String format) {}
+
+    public static PackedFileReport describe(JqwFile f) throws CheckpointException {
+        JqwModelMetadata.TokenizerJson tok = JqwModelMetadata.tokenizer(f);
+        List<Layer> layers = new ArrayList<>();
+        List<TensorRow> tensors = new ArrayList<>();
         for (JqwLayer l : f.layers()) {
-            layers.addObject().put("name", l.name()).put("offset", l.offset()).put("bytes", l.length()).put("tensors", l.tensors().size());
+            layers.add(new Layer(l.name(), l.offset(), l.length(), l.tensors().size()));
             for (JqwTensor t : l.tensors()) {
-                ObjectNode row = tensors.addObject();
-                row.put("name", t.name()).put("layer", l.name()).put("encoding", t.encoding());
-                ArrayNode shape = row.putArray("shape");
-                for (long d : t.shape()) shape.add(d);
-                row.put("bytes", t.parts().values().stream().mapToLong(p -> p[1]).sum());
+                int[] histogram = null;
+                Double averageBits = null;
                 if (t.encoding().equals(TensorEncoding.WEIGHTLET)) {
                     int[] bits = ChannelBitWidths.decode(f.part(t, TensorEncoding.WIDTHS).toArray(ValueLayout.JAVA_BYTE), TensorEncoding.matrixShape(t)[0]);
-                    int[] histogram = new int[QuantLimits.MAX_BITS];
+                    histogram = new int[QuantLimits.MAX_BITS];
                     for (int b : bits) histogram[b - QuantLimits.MIN_BITS]++;
-                    ArrayNode h = row.putArray("bitHistogram");
-                    for (int n : histogram) h.add(n);
-                    row.put("averageBits", Arrays.stream(bits).average().orElse(0));
+                    averageBits = Arrays.stream(bits).average().orElse(0);
                 }
-                ObjectNode attrs = row.putObject("attrs");
-                for (Map.Entry<String, Object> a : t.attrs().entrySet()) attrs.set(a.getKey(), json.valueToTree(a.getValue()));
+                tensors.add(new TensorRow(t.name(), l.name(), t.encoding(), t.shape(), t.parts().values().stream().mapToLong(p -> p[1]).sum(),
+                        histogram, averageBits, t.attrs()));
             }
         }
-        return r;
+        String format;
+        try {
+            format = JsonRecords.convert("metadata", f.metadata(), Format.class).format();
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(f.path(), e.getMessage(), e);
+        }
+        return new PackedFileReport(f.path().toString(), format, f.size(), JqwModelMetadata.model(f),
+                new Tokenizer(tok.kind().name(), tok.pieces().size(), tok.bos(), tok.eos(), tok.addBos()), QuantizationMetadata.of(f),
+                PackedModelVerifier.plan(f).tensors().size(), layers, tensors);
     }
 }

@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.TensorEncoding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jquant.formats.Checkpoint;
@@ -10,7 +11,8 @@ import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.JqwTensor;
-import jquant.pack.PackedTensor;
+import jquant.formats.jqw.QuantizationMetadata;
+import jquant.formats.weightlet.PackedTensor;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Rounding;
@@ -97,26 +99,21 @@ public final class PackedModelVerifier {
     /** The options the file was packed with, from its metadata, with the smoothing it records checked against {@code smoothing}. */
     static ModelPacker.Options options(JqwFile file, SmoothedSource smoothing) throws CheckpointException {
         BitPlan plan = plan(file);
+        QuantizationMetadata q = QuantizationMetadata.of(file);
         Set<TensorKind> keep = EnumSet.noneOf(TensorKind.class);
-        for (JsonNode k : file.metadata().path(ModelPacker.QUANTIZATION).path("keep")) {
-            keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k.asText())).findFirst()
-                    .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor " + k)));
+        for (String k : q.keep()) {
+            keep.add(Arrays.stream(TensorKind.values()).filter(kind -> kind.canonicalName(0).equals(k)).findFirst()
+                    .orElseThrow(() -> new CheckpointException(file.path(), "unknown kept tensor \"" + k + "\"")));
         }
-        JsonNode keepType = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE);
-        ModelPacker.KeepType type;
+        ModelPacker.KeepType keepType;
+        Rounding rounding;
         try {
-            type = keepType.isTextual() ? ModelPacker.KeepType.parse(keepType.asText()) : ModelPacker.KeepType.f32;
+            keepType = ModelPacker.KeepType.parse(q.keepTypeLabel());
+            rounding = Rounding.of(q.roundingLabel());
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());
         }
-        JsonNode rounding = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.ROUNDING);
-        Rounding r;
-        try {
-            r = rounding.isMissingNode() ? Rounding.RTN : Rounding.of(rounding.asText());
-        } catch (IllegalArgumentException e) {
-            throw new CheckpointException(file.path(), e.getMessage());
-        }
-        return new ModelPacker.Options(plan, keep, type, checkedSmoothing(file, smoothing), r);
+        return new ModelPacker.Options(plan, keep, keepType, checkedSmoothing(file, q, smoothing), rounding);
     }
 
     /**
@@ -129,7 +126,7 @@ public final class PackedModelVerifier {
         }
     }
 
-    private static BitPlan plan(JqwFile file) throws CheckpointException {
+    static BitPlan plan(JqwFile file) throws CheckpointException {
         JsonNode planNode = file.metadata().get(ModelPacker.PLAN);
         if (planNode == null) throw new CheckpointException(file.path(), "metadata has no bit plan");
         try {
@@ -140,15 +137,15 @@ public final class PackedModelVerifier {
     }
 
     /** {@code smoothing} if it is what the file records (its stats' SHA-256), or null if the file records none. */
-    private static SmoothedSource checkedSmoothing(JqwFile file, SmoothedSource smoothing) {
-        JsonNode recorded = file.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.SMOOTHING);
-        if (!recorded.isObject()) {
+    private static SmoothedSource checkedSmoothing(JqwFile file, QuantizationMetadata q, SmoothedSource smoothing) {
+        QuantizationMetadata.Smoothing recorded = q.smoothing();
+        if (recorded == null) {
             if (smoothing != null) {
                 throw new IllegalArgumentException(file.path() + " was packed without calibration stats: verify it without --stats");
             }
             return null;
         }
-        String sha = recorded.path(ModelPacker.STATS_SHA256).asText();
+        String sha = recorded.statsSha256();
         if (smoothing == null) {
             throw new IllegalArgumentException(file.path() + " was packed with calibration stats (SHA-256 " + sha
                     + "): verify needs the same stats file (--stats)");

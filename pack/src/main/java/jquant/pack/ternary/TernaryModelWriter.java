@@ -1,5 +1,6 @@
 package jquant.pack.ternary;
 
+import jquant.formats.quant.TernaryDetector;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
@@ -138,7 +139,7 @@ public final class TernaryModelWriter {
 
     /** Whether a block matrix is ternary already: stored in a ternary type, or exactly ternary floats. */
     private static boolean isTernary(GgufTensor t) {
-        if (TernaryCodecs.isTernary(t.source().dtype())) return true;
+        if (t.source().dtype().isTernary()) return true;
         if (t.source().cols() % TernaryTensor.BLOCK != 0) return false;
         try {
             // one row first: a float model fails here without its matrix being decoded
@@ -213,7 +214,7 @@ public final class TernaryModelWriter {
 
     /** An already ternary matrix in {@code target}: its own codes and scales, re-encoded. */
     private static Result keepTernary(GgufTensor g, float[] w, DType target) throws T2pShapeException {
-        TernaryTensor tt = TernaryCodecs.isTernary(g.source().dtype()) ? TernaryCodecs.decode(g.stored())
+        TernaryTensor tt = g.source().dtype().isTernary() ? TernaryCodecs.decode(g.stored())
                 : detect(g.name(), w, g.source().rows(), g.source().cols());
         if (target == DType.F32) return new Result(f32(g.name(), g.shape(), tt.toFloats()), null);
         try {
@@ -249,7 +250,7 @@ public final class TernaryModelWriter {
         List<String> repacked = new ArrayList<>(), kept = new ArrayList<>();
         for (GgufTensor g : GgufSource.tensors(c)) {
             Tensor t = g.stored();
-            boolean ternaryType = TernaryCodecs.isTernary(t.dtype());
+            boolean ternaryType = t.dtype().isTernary();
             if (!ternaryType && !linear.contains(t.name())) {
                 written.add(t);
                 continue;

@@ -9,9 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 
 /**
- * The one {@link SmoothedSource} stand-in of the tests (this module's and, through its test jar, the
- * runtime's): the smoothed view is the source itself (W' = W) and every figure is given, so a test sees
- * what the packer and the loader do with smoothing, whatever calibration computes.
+ * The one {@link SmoothedSource} stand-in of this module's tests: the smoothed view is the source
+ * itself (W' = W) and every figure is given, so a test sees what the packer and the loader do with
+ * smoothing, whatever calibration computes.
  *
  * @param rowFactor   S_O'^β of output channel {@code row}, the same in every layer
  * @param inputScales static int8 input scale per linear layer

@@ -1,5 +1,7 @@
 package jquant.pack.model;
 
+import jquant.formats.jqw.QuantizationMetadata;
+import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
@@ -11,8 +13,8 @@ import jquant.formats.jqw.JqwLayer;
 import jquant.formats.jqw.JqwTensor;
 import jquant.formats.llama2c.Llama2cWriter;
 import jquant.formats.synthetic.SyntheticLlama;
-import jquant.pack.VectorWeightletUnpacker;
-import jquant.pack.WeightletLayout;
+import jquant.formats.weightlet.VectorWeightletUnpacker;
+import jquant.formats.weightlet.WeightletLayout;
 import jquant.quantize.BitPlan;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;
@@ -61,7 +63,7 @@ class ModelPackerTest {
                         assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
                         assertThat(TensorEncoding.readWeightlet(j, embedding).packed().bits()).containsOnly(8);
                     }
-                    assertThat(j.metadata().path(ModelPacker.QUANTIZATION).path(ModelPacker.KEEP_TYPE).asText()).isEqualTo(type.name());
+                    assertThat(QuantizationMetadata.of(j).keepTypeLabel()).isEqualTo(type.name());
                 }
             }
         }

@@ -14,7 +14,7 @@ import jquant.testsupport.Stories260K;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The real stories260K checkpoint, and bit plans made with quantize's API (shared with the runtime's tests through this module's test jar). */
+/** The real stories260K checkpoint, and bit plans made with quantize's API. */
 public final class TestModels {
     private TestModels() {}
 

@@ -15,8 +15,8 @@ public final class VectorKernels implements Kernels {
     private static final int LANES = F.length();
     /**
      * Attention rows shorter than this take the definitions ({@link #axpy}, {@link #dot}), whose small
-     * methods C2 compiles within the first token; the blocked kernels, larger to compile, warmed up
-     * front delayed {@code run -n 1}'s first token (5-token prompt) by 0.2–1.1 s.
+     * methods C2 compiles within the first token; the blocked kernels are larger to compile, and warmed
+     * up front they delayed a short prompt's first token.
      */
     private static final int BLOCKED_FROM = 4 * LANES;
     /** Gather indices {@code 0, L, 2L, …}: lane i of each of L consecutive spilled vectors. */

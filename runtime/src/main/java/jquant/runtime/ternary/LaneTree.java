@@ -25,7 +25,7 @@ import jdk.incubator.vector.ShortVector;
  * <p>The first step sits in each kernel's loop body, and the rest takes arrays: every Vector API call
  * must sit directly in a loop body compiled as one method. C2 force-inlines those, but stops inlining
  * our own helpers past a node budget, and a helper left out of line boxes every vector it takes or
- * returns (measured: a 6× slowdown). So no method here takes or returns a vector.
+ * returns, several times slower. So no method here takes or returns a vector.
  *
  * <p>An input lane may hold at most ±16383 so that a same-group pair still fits a short.
  */

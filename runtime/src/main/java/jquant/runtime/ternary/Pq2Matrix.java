@@ -1,6 +1,7 @@
 package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
+import jquant.formats.DType;
 import jquant.formats.quant.Pq2Block;
 import jquant.core.WorkerPool;
 
@@ -12,6 +13,9 @@ import jquant.core.WorkerPool;
  * the same species, activation precomputation, reduction and epilogue.
  */
 public final class Pq2Matrix extends StockMatrix {
+
+    @Override
+    public DType type() { return DType.PQ2_0; }
 
     /** {@code data} holds {@code rows} rows of {@code cols/128} PQ2_0 blocks; it is read in place, never copied. */
     public Pq2Matrix(MemorySegment data, int rows, int cols, WorkerPool pool) {

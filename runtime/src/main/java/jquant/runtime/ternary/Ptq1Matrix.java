@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jquant.formats.DType;
 import jquant.formats.quant.Ptq1Block;
 import jquant.core.WorkerPool;
 
@@ -57,6 +58,8 @@ public final class Ptq1Matrix implements TernaryMatrix {
 
     @Override public int rows() { return rows; }
     @Override public int cols() { return cols; }
+    @Override public DType type() { return DType.PTQ1_0; }
+
     @Override public long packedBytes() { return data.byteSize(); }
 
     /** Lane l of chunk c, digit vector n, meets the weight that digit n of code byte c·LS + l holds (0 if none). */

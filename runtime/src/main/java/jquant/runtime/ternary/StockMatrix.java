@@ -27,11 +27,9 @@ import jquant.core.WorkerPool;
  * eight products and {@code dot(w, y) = (Σ 4·u·y) / 4 − sum(y)}. Two chunks go through the first
  * {@link LaneTree} step (groups: the halves of a chunk), leaving 4 int partials per block.
  *
- * <p>Against T2P in the same run (1 thread, thread CPU time, a heavily shared machine): per token of
- * six TinyLlama-shaped layers streamed from memory T2P 7.0 ms, TQ2_0 9.4, PQ2_0 10.6; a cache-resident
- * 2048×2048 product 65, 111 and 134 µs. What the row-major layouts cost: eight activation loads per
- * code vector where T2P shares them between a block's two row pairs, a scale read per row and block
- * instead of four rows' scales in one 8-byte read, and for PQ2_0 at 512 bits two loads and a blend.
+ * <p>They are slower than T2P (bench/RESULTS.md), and why: eight activation loads per code vector
+ * where T2P shares them between a block's two row pairs, a scale read per row and block instead of
+ * four rows' scales in one 8-byte read, and for PQ2_0 at 512 bits two loads and a blend.
  */
 abstract sealed class StockMatrix implements TernaryMatrix permits Pq2Matrix, Tq2Matrix {
 

@@ -13,6 +13,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
+import jquant.formats.DType;
 import jquant.formats.quant.T2pBlock;
 import jquant.core.WorkerPool;
 
@@ -37,22 +38,10 @@ import jquant.core.WorkerPool;
  * the float epilogue converts each block's four fp16 row scales (8 bytes read beside the codes) in
  * vector lanes and adds the terms block by block, four rows at once.
  *
- * <p>What was tried, each measured against this kernel in the same run (1 thread, 2048 columns,
- * 512 bits; the machine shared, load average 0.5–5):
- * <ul>
- *   <li>this multiply-in-16-bit kernel alone: 21 GB/s from memory (probe 24), 24 GB/s from L2;</li>
- *   <li>16 distinct activations per vector, duplicated by a permute in the loop: 18.6 / 21 GB/s
- *       (the permutes cost more than the larger activation footprint);</li>
- *   <li>mask-and-add in 16-bit lanes (each code bit tested into a mask, the activation or its
- *       double added under it): 9.7 / 10.4 GB/s — four operations per code against three;</li>
- *   <li>table lookup (T-MAC / bitnet.cpp TL): cannot run on this layout for decode — a shuffle
- *       indexes one table for all its lanes, and the lanes of a T2P word meet eight different
- *       activations; it needs weights of many rows for one activation group side by side. For
- *       prefill, with lanes as 32 columns, tables of the 16 sums of each activation pair indexed by
- *       the nibbles of any 2-bit layout in place: 52–58 GMAC/s with a block's 64 KiB of tables in
- *       L2, about 100 with tables forced into L1 (an upper bound), against 104–113 for this
- *       kernel's prefill core — not kept.</li>
- * </ul>
+ * <p>Dup8 activations, multiplication in 16 bits and the masks are what measured fastest against
+ * the alternatives tried (permuted activations, mask-and-add, table lookup; bench/RESULTS.md). Table
+ * lookup (T-MAC / bitnet.cpp TL) cannot run on this layout for decode: a shuffle indexes one table for
+ * all its lanes, and the lanes of a T2P word meet eight different activations.
  */
 public final class T2pMatrix implements TernaryMatrix {
 
@@ -72,7 +61,7 @@ public final class T2pMatrix implements TernaryMatrix {
      * Prefill: blocks per span. Every row group of a batch passes over a span before the next, so the
      * tile's arranged activations for it (16 KiB at 512 bits) stay in L1 while all use them, and the
      * span's tree ints are summed into the outputs after every {@link #PARTIALS} row groups, so the
-     * tree is 8 KiB (a whole batch's, summed at once, was 32 KiB and measured slower).
+     * tree is 8 KiB (a whole batch's, summed at once, was 32 KiB and slower).
      */
     static final int SPAN_BLOCKS = Math.max(4, PARTIALS);
     private static final ValueLayout.OfLong HEADER = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -117,6 +106,8 @@ public final class T2pMatrix implements TernaryMatrix {
 
     @Override public int rows() { return rows; }
     @Override public int cols() { return cols; }
+    @Override public DType type() { return DType.T2P; }
+
     @Override public long packedBytes() { return data.byteSize(); }
 
     @Override
@@ -218,10 +209,7 @@ public final class T2pMatrix implements TernaryMatrix {
      * keeps the slice's address and size in registers and checks only bounds at a load, where on
      * {@code w} at {@code base + …} it also checked the segment's class and liveness at every load
      * (read from the compiled loops: about 60 scalar instructions a block beside some 80 vector ones,
-     * about 25 with the slice). Both codes alternating in one JVM: the kernel alone 1.14–1.21× (a
-     * 17.8 MB matrix from memory; 1.21× from L2), the 1.1B model's decode on one thread 1.03–1.04×.
-     * The same slices left the TQ2_0 kernel and the whole float16 decode no faster, and made the
-     * weightlet unpacker slower (docs/runtime.md).
+     * about 25 with the slice). The same slices left the other kernels no faster (bench/RESULTS.md).
      */
     private static void pairSums(MemorySegment w, long base, int groups, int blocks, int paddedBlocks, short[] act, int[] tree, long[] headers) {
         ShortVector e = TREE.firstEven, o = TREE.firstOdd;
@@ -266,12 +254,9 @@ public final class T2pMatrix implements TernaryMatrix {
      * are the outer loop (their codes stay in L2), tiles the next, then spans of {@link #SPAN_BLOCKS}
      * blocks that every row group of the batch passes over (the span's activations stay in L1); the
      * span's products of every {@link #PARTIALS} row groups go to the outputs at once
-     * ({@link #spanOutputs}), so the tree stays small. In-process harness, the 1.1B model's seven
-     * matrix shapes, 256 columns, against the span's products of all 16 row groups summed at once (a
-     * 32 KiB tree): 1.05–1.10× on one thread, 1.11–1.18× on two where both ran at full speed; on two
-     * threads the old code fell to 80–100 GMAC/s in nine processes of thirteen (1.3–1.65× there), this
-     * one in about one of twelve. A last partial tile is padded with zero columns; only real outputs
-     * are kept. The columns are arranged ({@link #prepare}) on all threads.
+     * ({@link #spanOutputs}), so the tree stays small (an 8 KiB tree against 32 KiB for all 16 row
+     * groups at once, which ran slower and less steadily). A last partial tile is padded with zero
+     * columns; only real outputs are kept. The columns are arranged ({@link #prepare}) on all threads.
      */
     private void prefill(ActivationBlocks[] xs, int[][] dotsOut, float[] yOut) {
         int tiles = (xs.length + TILE - 1) / TILE;
@@ -321,7 +306,7 @@ public final class T2pMatrix implements TernaryMatrix {
      * block in ascending order, the additions of the shared formula in its order, the sums held in
      * registers across the span (zero at its first block), so the outputs hold the bits of one sum over
      * all blocks. (Sums kept in a scratch beside the tree and copied out after a tile's last span
-     * measured 0.90–1.01× of this on two threads.)
+     * were no faster.)
      */
     private static void spanOutputs(int[] tree, int column, int n, int b0, int b1, Prepared[] p, int first, int columns,
                                     float[] d, int q, float[] y, int rows, int row0) {
@@ -381,10 +366,8 @@ public final class T2pMatrix implements TernaryMatrix {
      * For blocks b in [from, to): tree[treeAt + c·column + b·blockInts ..] = first tree step over pairs
      * 0 and 1 of block b against column {@code acts[first + c]} (summed over chunks); each pair chunk is
      * decoded once into sixteen slot vectors, kept in registers across the {@value #TILE} columns, and
-     * each column's step is stored at once (no accumulator held across columns). In-process harness,
-     * the 1.1B model's seven matrix shapes, 256 columns, one thread, alternating processes: 68–71
-     * GMAC/s (one process of six 56) against 55–62 with four columns and per-column accumulators (the
-     * same structure with four columns: 62–64).
+     * each column's step is stored at once (no accumulator held across columns), which ran faster than
+     * four columns with per-column accumulators.
      */
     private static void tileSums(MemorySegment w, long base, int from, int to, short[][] acts, int first,
                                  int[] tree, int treeAt, int blockInts, int column) {

@@ -3,6 +3,7 @@ package jquant.runtime.ternary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import jquant.formats.DType;
 import jquant.formats.quant.T2pRepacker;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
@@ -18,16 +19,16 @@ import jquant.core.WorkerPool;
  *
  * <p>Each kernel's hot loop is a static method of its own that takes only segments, arrays and ints
  * and is too large to be inlined into its caller: it is compiled once, as one unit, whichever job or
- * thread calls it, and no vector crosses a call. Measured: T2P decode, then the three other
- * layouts' kernels through the same pool (its job call site megamorphic), then T2P again: 65 and
- * 70 µs per 2048×2048 product, the same within the noise of a loaded machine. What does halve a
- * measured speed is stopping the warm-up before C2 has compiled the kernels: on a busy machine that
- * took several seconds, and prefill measured after two calls ran at a tenth of its speed.
+ * thread calls it, and no vector crosses a call, so a megamorphic job call site costs nothing
+ * measurable; a benchmark must still run a kernel until C2 has compiled it (bench/RESULTS.md).
  */
 public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix {
 
     /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
     static String vectorWidth() { return Simd.describe(); }
+
+    /** The stored type these kernels compute on ({@link TernaryKernels}). */
+    DType type();
 
     int rows();
 

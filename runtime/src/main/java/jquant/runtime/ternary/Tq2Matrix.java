@@ -1,6 +1,7 @@
 package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
+import jquant.formats.DType;
 import jquant.formats.quant.Tq2Block;
 import jquant.core.WorkerPool;
 
@@ -13,6 +14,9 @@ import jquant.core.WorkerPool;
  * of the same weights. At 512 bits one load holds a whole TQ2_0 block.
  */
 public final class Tq2Matrix extends StockMatrix {
+
+    @Override
+    public DType type() { return DType.TQ2_0; }
 
     /** {@code data} holds {@code rows} rows of {@code cols/256} TQ2_0 blocks; it is read in place, never copied. */
     public Tq2Matrix(MemorySegment data, int rows, int cols, WorkerPool pool) {

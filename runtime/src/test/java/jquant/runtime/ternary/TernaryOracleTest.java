@@ -5,15 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import jquant.formats.DType;
+import jquant.formats.TernaryCodecs;
 import jquant.formats.quant.Pq2Block;
-import jquant.formats.quant.Ptq1Block;
 import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
-import jquant.formats.quant.Tq2Block;
 import jquant.core.WorkerPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -28,8 +29,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * limited to 256- and 128-bit vectors, so every kernel width is checked on one machine.
  */
 class TernaryOracleTest {
-
-    enum Format { PQ2_0, TQ2_0, T2P, PTQ1_0 }
 
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
@@ -94,23 +93,34 @@ class TernaryOracleTest {
         return y;
     }
 
-    static TernaryMatrix pack(Format f, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
-        return switch (f) {
-            case PQ2_0 -> new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), t.rows(), t.cols(), pool);
-            case TQ2_0 -> new Tq2Matrix(MemorySegment.ofArray(Tq2Block.encode(t)), t.rows(), t.cols(), pool);
-            case T2P -> new T2pMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool);
-            case PTQ1_0 -> new Ptq1Matrix(MemorySegment.ofArray(Ptq1Block.encode(t)), t.rows(), t.cols(), pool);
-        };
+    /** {@code t} stored as {@code type} through its codec, on the type's kernels. */
+    static TernaryMatrix pack(DType type, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
+        TernaryMatrix m = TernaryKernels.on(type, TernaryCodecs.encode(t, new long[] {t.rows(), t.cols()}, type).data(), t.rows(), t.cols(), pool);
+        assertThat(m.type()).isEqualTo(type);
+        return m;
     }
 
-    /** Codes a format can hold: PTQ1_0 has no +2, TQ2_0 one scale per 256 weights. */
-    static TernaryTensor codesFor(Format f, long seed, int rows, int cols) {
-        return codes(seed, rows, cols, f != Format.PTQ1_0, f == Format.TQ2_0);
+    /** Whether {@code type}'s codec stores code +2 (u = 3; PTQ1_0's trits cannot). */
+    static boolean holdsPlusTwo(DType type) throws T2pShapeException {
+        int cols = type.blockSize();
+        byte[] codes = new byte[4 * cols];
+        Arrays.fill(codes, (byte) 2);
+        try {
+            TernaryCodecs.encode(new TernaryTensor("w", 4, cols, new float[4 * cols / TernaryTensor.BLOCK], codes), new long[] {4, cols}, type);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    /** Codes {@code type} can hold: +2 only where its codec stores it, one scale per stored block (TQ2_0's hold 256 weights). */
+    static TernaryTensor codesFor(DType type, long seed, int rows, int cols) throws T2pShapeException {
+        return codes(seed, rows, cols, holdsPlusTwo(type), type.blockSize() > TernaryTensor.BLOCK);
     }
 
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
-        for (Format f : Format.values())
+        for (DType f : TernaryKernels.types())
             for (int rows : new int[] {4, 8, 12})
                 for (int cols : new int[] {256, 512, 1024})
                     for (Activations a : Activations.values())
@@ -120,7 +130,7 @@ class TernaryOracleTest {
 
     @ParameterizedTest(name = "{0} {1}×{2} {3} width {4}")
     @MethodSource("cases")
-    void kernelsEqualThePlainLoopExactly(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+    void kernelsEqualThePlainLoopExactly(DType f, int rows, int cols, Activations kind, int width) throws Exception {
         long seed = 31L * rows + 7L * cols + width + 1000L * kind.ordinal();
         TernaryTensor t = codesFor(f, seed, rows, cols);
         Random rnd = new Random(seed + 1);
@@ -145,23 +155,23 @@ class TernaryOracleTest {
 
     static Stream<Arguments> oddBlockCounts() {
         List<Arguments> all = new ArrayList<>();
-        for (Format f : Format.values())
-            for (int cols : f == Format.TQ2_0 ? new int[] {256, 768, 1280, 2304} : new int[] {128, 384, 640, 1152})
-                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, cols, Activations.RANDOM, width));
+        for (DType f : TernaryKernels.types())
+            for (int blocks : new int[] {1, 3, 5, 9})
+                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, blocks * f.blockSize(), Activations.RANDOM, width));
         return all.stream();
     }
 
     /** Blocks per row not a multiple of the kernels' loop units (up to 32 blocks per tree at 512 bits). */
     @ParameterizedTest(name = "{0} {1}×{2} width {4}")
     @MethodSource("oddBlockCounts")
-    void oddBlockCountsAreExactToo(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+    void oddBlockCountsAreExactToo(DType f, int rows, int cols, Activations kind, int width) throws Exception {
         kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
     }
 
     /** Shapes that cross the kernels' tiling: more rows than a batch, more blocks than a decode chunk. */
     @ParameterizedTest(name = "{0} {1}×{2}")
     @MethodSource("tiledShapes")
-    void tilesAndBatchesAreExact(Format f, int rows, int cols) throws Exception {
+    void tilesAndBatchesAreExact(DType f, int rows, int cols) throws Exception {
         TernaryTensor t = codesFor(f, rows + cols, rows, cols);
         Random rnd = new Random(cols);
         ActivationBlocks[] xs = new ActivationBlocks[5];
@@ -182,7 +192,7 @@ class TernaryOracleTest {
 
     static Stream<Arguments> tiledShapes() {
         int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
-        return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
+        return TernaryKernels.types().stream().map(f -> Arguments.of(f, rows, cols));
     }
 
     @Test
@@ -196,7 +206,7 @@ class TernaryOracleTest {
         }
         TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
         ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
-        for (Format f : new Format[] {Format.T2P, Format.PQ2_0}) {
+        for (DType f : new DType[] {DType.T2P, DType.PQ2_0}) {
             TernaryMatrix m = pack(f, t, INLINE);
             assertThat(m.multiply(x)[0]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
             assertThat(m.multiply(x, x)[1]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
@@ -262,7 +272,7 @@ class TernaryOracleTest {
 
     @Test
     void mismatchedColumnsAreRefused() throws Exception {
-        TernaryMatrix m = pack(Format.T2P, codes(1, 4, 256, false), INLINE);
+        TernaryMatrix m = pack(DType.T2P, codes(1, 4, 256, false), INLINE);
         assertThatThrownBy(() -> m.multiply(column(Activations.ZEROS, 512, new Random(1))))
                 .hasMessageContaining("512 values").hasMessageContaining("256 inputs");
     }

@@ -1,0 +1,188 @@
+package jquant.calibration.allocation;
+
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.LinearGroup;
+import jquant.calibration.ModelFingerprint;
+import jquant.calibration.SmoothedModel;
+import jquant.calibration.Smoothing;
+import jquant.formats.Checkpoint;
+import jquant.formats.Tensor;
+import jquant.formats.TensorKind;
+import jquant.quantize.BitPlan;
+import jquant.quantize.ErrorTable;
+import jquant.quantize.GreedyBitAllocator;
+import jquant.quantize.Metric;
+import jquant.quantize.RelativeError;
+import jquant.quantize.TensorPlan;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Bit allocation over a model's linear layers (the seven block matrices of every layer, then the
+ * classifier), on the smoothed W' when calibration stats are given, so the allocation is
+ * activation-aware (EdgeFlow §4.1). The smoothing's α per group is the one calibration searched for
+ * the budget, or one fixed α ({@link SmoothingChoice}).
+ *
+ * <ul>
+ *   <li>{@link Widths#GREEDY}: EdgeFlow's Algorithm 1 ({@link GreedyBitAllocator}).</li>
+ *   <li>{@link Widths#UNIFORM}: every channel at the budget, which must be a whole number of bits
+ *       (per-channel round-to-nearest as plain per-channel quantization does it; the baselines).</li>
+ *   <li>{@link Scope#TENSOR}: every tensor gets the budget on its own (the paper).</li>
+ *   <li>{@link Scope#MODEL}: one budget over all weights of the block matrices (one allocator run);
+ *       the classifier, usually kept float32, meets the budget on its own.</li>
+ *   <li>{@code weighted}: channel errors are weighted per input column by the E[x²] the smoothed
+ *       weights see, {@code E[(x/f)²] = E[x²] / f²} ({@link RelativeError}'s importance).</li>
+ *   <li>{@code outputWeighted}: each channel's error is weighted by its share of the layer's output
+ *       energy on the calibration text, {@code c_i = E[o_i²] / Σ_k E[o_k²]} with
+ *       {@code E[o_i²] ≈ Σ_j W_ij² E[x_j²]}. RE is relative to the channel's own size, so the paper's
+ *       Σ RE_i counts a quiet channel's error like a loud one's; Σ c_i·RE_i is the layer's relative
+ *       output error, and with {@link Scope#MODEL} every layer's relative output error counts alike.</li>
+ * </ul>
+ * The plan's α per tensor is its group's α (null without stats). Tables are computed row-parallel
+ * by code that does not depend on the thread count, and the allocator is sequential, so the plan is
+ * the same bytes on any machine.
+ */
+public final class BitAllocation {
+
+    public enum Scope { TENSOR, MODEL }
+
+    /** Whether channels get widths of their own or all the budget's. */
+    public enum Widths { GREEDY, UNIFORM }
+
+    /**
+     * @param budget         average bits per weight, [1, 8]
+     * @param weighted       weigh channel errors per input column by calibration E[x²] (needs stats)
+     * @param outputWeighted weigh each channel's error by its share of the layer's output energy (needs stats)
+     * @param widths         greedy allocation or every channel at the budget
+     * @param smoothing      the α of each group when stats are given
+     */
+    public record Options(double budget, Scope scope, Metric metric, boolean weighted, boolean outputWeighted, Widths widths,
+                          SmoothingChoice smoothing) {
+        public Options {
+            BitPlan.checkBudget(budget);
+            if (widths == Widths.UNIFORM && budget != Math.rint(budget)) {
+                throw new IllegalArgumentException("uniform widths need a whole number of bits, not a budget of " + budget);
+            }
+        }
+
+        /** Greedy widths on EdgeFlow's smoothing with the α searched for the budget. */
+        public Options(double budget, Scope scope, Metric metric, boolean weighted) {
+            this(budget, scope, metric, weighted, false, Widths.GREEDY, SmoothingChoice.searched());
+        }
+    }
+
+    /** Told after each tensor's error table. */
+    @FunctionalInterface
+    public interface Progress {
+        void update(int tensorsDone, int tensors);
+    }
+
+    private BitAllocation() {}
+
+    /** The linear layers a plan covers, in file order: blocks (q, k, v, o, gate, up, down), then the classifier. */
+    public static List<Linear> linears(int layers) {
+        List<Linear> out = new ArrayList<>();
+        for (int l = 0; l < layers; l++) {
+            for (TensorKind kind : TensorKind.values()) {
+                if (kind.isBlockLinear()) out.add(new Linear(kind, l));
+            }
+        }
+        out.add(new Linear(TensorKind.HEAD, 0));
+        return out;
+    }
+
+    /** One linear layer of the model. */
+    public record Linear(TensorKind kind, int layer) {
+        public String name() { return CalibrationStats.tensorName(kind, layer); }
+    }
+
+    /**
+     * Allocates bits to every linear layer of {@code checkpoint}.
+     *
+     * @param stats calibration stats of this checkpoint, or null to allocate on the raw weights
+     * @throws IllegalArgumentException if the stats belong to another model, or weighting is asked without stats
+     */
+    public static BitPlan allocate(Checkpoint checkpoint, CalibrationStats stats, Options options, Progress progress) {
+        if ((options.weighted() || options.outputWeighted()) && stats == null) {
+            throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
+        }
+        SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
+                options.smoothing().alphas(stats, options.budget()));
+        List<Linear> linears = linears(checkpoint.config().layers());
+        List<TensorPlan> allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
+                : greedy(checkpoint, smoothed, linears, options, progress);
+        List<TensorPlan> plans = new ArrayList<>();
+        for (int i = 0; i < allocated.size(); i++) {
+            TensorPlan p = allocated.get(i);
+            Linear l = linears.get(i);
+            Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
+            plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
+        }
+        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint));
+    }
+
+    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, Progress progress) {
+        List<ErrorTable> tables = new ArrayList<>();
+        for (Linear l : linears) {
+            Tensor t = checkpoint.tensor(l.kind(), l.layer());
+            float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
+            float[] importance = options.weighted() ? importance(smoothed, l) : null;
+            ErrorTable table = RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance);
+            tables.add(options.outputWeighted() ? table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
+                    smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare())) : table);
+            progress.update(tables.size(), linears.size());
+            t.unload();
+        }
+        return switch (options.scope()) {
+            case TENSOR -> tables.stream().map(table -> GreedyBitAllocator.allocate(table, options.budget())).toList();
+            case MODEL -> {
+                // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
+                // bits the shared budget gave or took there would change the size of the packed blocks.
+                List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
+                blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
+                yield blocks;
+            }
+        };
+    }
+
+    /** Every channel of every tensor at the budget's width. */
+    private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, Progress progress) {
+        List<TensorPlan> plans = new ArrayList<>();
+        for (Linear l : linears) {
+            Tensor t = checkpoint.tensor(l.kind(), l.layer());
+            byte[] bits = new byte[t.rows()];
+            java.util.Arrays.fill(bits, (byte) options.budget());
+            plans.add(new TensorPlan(l.name(), t.rows(), t.cols(), bits, options.metric(), null));
+            progress.update(plans.size(), linears.size());
+        }
+        return plans;
+    }
+
+    /**
+     * Each output channel's share of the layer's output energy, {@code E[o_i²] / Σ_k E[o_k²]}, with
+     * {@code E[o_i²] ≈ Σ_j W_ij² E[x_j²]} (inputs taken as uncorrelated) on the original weights and
+     * inputs: the output is the same function with or without smoothing.
+     */
+    static double[] outputShares(float[] w, int rows, int cols, float[] inputMeanSquare) {
+        double[] c = new double[rows];
+        double total = 0;
+        for (int i = 0; i < rows; i++) {
+            double e = 0;
+            for (int j = 0; j < cols; j++) e += (double) w[i * cols + j] * w[i * cols + j] * inputMeanSquare[j];
+            c[i] = e;
+            total += e;
+        }
+        if (total > 0) for (int i = 0; i < rows; i++) c[i] /= total;
+        return c;
+    }
+
+    /** E[(x/f)²] per input column of the smoothed layer. */
+    private static float[] importance(SmoothedModel smoothed, Linear l) {
+        LinearGroup group = LinearGroup.of(l.kind());
+        float[] meanSquare = smoothed.stats().group(group, l.layer()).inputMeanSquare();
+        float[] f = smoothed.inputFactors(group, l.layer());
+        for (int j = 0; j < meanSquare.length; j++) meanSquare[j] = (float) (meanSquare[j] / ((double) f[j] * f[j]));
+        return meanSquare;
+    }
+}

@@ -1,0 +1,66 @@
+package jquant.pipeline;
+
+import jquant.calibration.allocation.BitAllocation;
+import jquant.calibration.allocation.SmoothingChoice;
+import jquant.quantize.Metric;
+import jquant.quantize.Rounding;
+import jquant.quantize.SmoothingRule;
+
+import java.util.Locale;
+
+/**
+ * The quantization methods {@code jquant sweep} compares, each a choice of widths, smoothing and
+ * rounding for the same NPU-legal file (per-channel symmetric weights, per-tensor static int8
+ * activations):
+ *
+ * <pre>
+ *  method        widths                           smoothing                            rounding
+ *  uniform       every channel at the budget      none (α = 0: output factors only)    to nearest
+ *  smoothquant   every channel at the budget      SmoothQuant's rule, α = 0.5          to nearest
+ *  edgeflow      EdgeFlow's Algorithm 1           EdgeFlow's, α searched per budget    to nearest
+ *  ours          Algorithm 1, output-weighted,    EdgeFlow's, α searched per budget    GPTQ (error-compensated)
+ *                one budget over the blocks
+ * </pre>
+ * Ours allocates on each channel's share of its layer's output energy with one budget shared by the
+ * block matrices ({@link BitAllocation.Options#outputWeighted}, {@link BitAllocation.Scope#MODEL}),
+ * which lowered the mean KL divergence against the paper's per-tensor allocation with the same
+ * rounding (bench/RESULTS.md).
+ * SmoothQuant and the per-channel baseline get the NPU output smoothing (S_O into the channel
+ * scales) as the EdgeFlow paper's baselines do; without it their outputs could not be int8 per tensor.
+ */
+public enum QuantizationMethod {
+    UNIFORM(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0f), Rounding.RTN),
+    SMOOTHQUANT(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f), Rounding.RTN),
+    EDGEFLOW(BitAllocation.Widths.GREEDY, BitAllocation.Scope.TENSOR, false, SmoothingChoice.searched(), Rounding.RTN),
+    OURS(BitAllocation.Widths.GREEDY, BitAllocation.Scope.MODEL, true, SmoothingChoice.searched(), Rounding.GPTQ);
+
+    private final BitAllocation.Widths widths;
+    private final BitAllocation.Scope scope;
+    private final boolean outputWeighted;
+    private final SmoothingChoice smoothing;
+    private final Rounding rounding;
+
+    QuantizationMethod(BitAllocation.Widths widths, BitAllocation.Scope scope, boolean outputWeighted, SmoothingChoice smoothing, Rounding rounding) {
+        this.widths = widths;
+        this.scope = scope;
+        this.outputWeighted = outputWeighted;
+        this.smoothing = smoothing;
+        this.rounding = rounding;
+    }
+
+    /** How this method allocates a plan at {@code budget} (the paper's APPROX metric). */
+    public BitAllocation.Options allocation(double budget) {
+        return new BitAllocation.Options(budget, scope, Metric.APPROX, false, outputWeighted, widths, smoothing);
+    }
+
+    public Rounding rounding() { return rounding; }
+
+    /** Whether the method needs E[x·xᵀ] from calibration. */
+    public boolean needsSecondMoments() { return rounding == Rounding.GPTQ; }
+
+    /** Whether the method needs α searched for its budgets. */
+    public boolean searchesAlpha() { return smoothing.alpha() == null; }
+
+    /** {@code uniform}, {@code smoothquant}, {@code edgeflow}, {@code ours}. */
+    public String label() { return name().toLowerCase(Locale.ROOT); }
+}

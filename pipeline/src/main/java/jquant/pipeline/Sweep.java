@@ -1,0 +1,229 @@
+package jquant.pipeline;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.CalibrationStatsFile;
+import jquant.calibration.Calibrator;
+import jquant.calibration.Smoothing;
+import jquant.calibration.StatsSmoothing;
+import jquant.calibration.allocation.BitAllocation;
+import jquant.formats.AtomicOutput;
+import jquant.formats.Checkpoint;
+import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
+import jquant.formats.TensorKind;
+import jquant.pack.model.ModelPacker;
+import jquant.pack.model.PackedModelVerifier;
+import jquant.quantize.BitPlan;
+import jquant.quantize.BitPlanJson;
+import jquant.reports.EvalResult;
+import jquant.reports.Evaluation;
+import jquant.reports.QualityReport;
+import jquant.runtime.KernelChoice;
+import jquant.runtime.PackedModelLoader;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code jquant sweep}: one model, every method at every budget in every run mode, on one text, into
+ * one folder and one report. Calibrates once (α searched for every budget, E[x·xᵀ] when a method rounds
+ * with GPTQ), then per budget and method allocates, packs, verifies, and evaluates the file in each
+ * mode against the model, whose logits over the text are computed once ({@link Evaluation#base}).
+ *
+ * <pre>
+ *  DIR/sweep.json                     what the sweep is of: model, texts (SHA-256), ctx, calibration options
+ *  DIR/stats.gguf                     calibration
+ *  DIR/&lt;method&gt;-&lt;B&gt;/plan.json         allocation
+ *  DIR/&lt;method&gt;-&lt;B&gt;/model.jqw         the packed file
+ *  DIR/&lt;method&gt;-&lt;B&gt;/verified          written once verify has recomputed every byte
+ *  DIR/&lt;method&gt;-&lt;B&gt;/eval-&lt;mode&gt;.json   jquant eval --json of the file against the model
+ *  DIR/report/                        report.md, report.html, report.json over every evaluation
+ * </pre>
+ * Every file is written whole or not at all, so a sweep stopped anywhere resumes where it stopped:
+ * whatever exists is kept (a done cell is skipped), and a folder made for another model, text, ctx
+ * or calibration is refused rather than mixed in.
+ */
+public final class Sweep {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /**
+     * @param model           the model to quantize, also the base of every comparison
+     * @param tokenizer       llama2.c tokenizer.bin for a .bin model, or null
+     * @param data            evaluation text
+     * @param calibrationData calibration text (its first {@code calibration.maxTokens()} tokens are used)
+     * @param ctx             evaluation window
+     * @param budgets         bit budgets, each a whole number of bits when a method has uniform widths
+     * @param methods         methods to compare
+     * @param modes           run modes to evaluate every file in
+     * @param calibration     calibration options; their budgets and second moments are set from the sweep's
+     * @param keep            tensors kept out of the plan ({@link ModelPacker#KEEPABLE})
+     * @param keepType        how the kept tensors are stored
+     * @param out             the sweep's folder
+     */
+    public record Options(Path model, Path tokenizer, Path data, Path calibrationData, int ctx, List<Double> budgets,
+                          List<QuantizationMethod> methods, List<PackedModelLoader.Mode> modes, Calibrator.Options calibration,
+                          Set<TensorKind> keep, ModelPacker.KeepType keepType, Path out) {
+        public Options {
+            budgets = budgets.stream().sorted().distinct().toList();
+            methods = List.copyOf(methods);
+            modes = List.copyOf(modes);
+            if (budgets.isEmpty() || methods.isEmpty() || modes.isEmpty()) throw new IllegalArgumentException("a sweep needs budgets, methods and modes");
+            for (QuantizationMethod m : methods) for (double b : budgets) m.allocation(b);
+            calibration = new Calibrator.Options(calibration.maxTokens(), calibration.context(), calibration.sampleTokens(), budgets,
+                    methods.stream().anyMatch(QuantizationMethod::needsSecondMoments), calibration.seed());
+        }
+    }
+
+    /** One evaluation of the sweep. */
+    public record Cell(QuantizationMethod method, double budget, PackedModelLoader.Mode mode) {
+        public String label() {
+            return method.label() + " B=" + QualityReport.trim(budget) + " " + modeLabel(mode);
+        }
+    }
+
+    /** Told as the sweep proceeds. */
+    public interface Listener {
+        /** Calibration's progress, as {@link Calibrator.Progress}. */
+        void calibrating(String stage, long done, long total);
+
+        /** A cell is about to be worked on: {@code step} of {@code steps} ("pack", "verify", "eval"). */
+        void working(Cell cell, String step);
+
+        /** A cell has its evaluation; {@code resumed} if it was there already. */
+        void cellDone(Cell cell, EvalResult result, boolean resumed, int done, int total);
+    }
+
+    private Sweep() {}
+
+    /** Runs (or resumes) the sweep and writes its report; returns the report. */
+    public static QualityReport run(Options o, Listener listener) throws IOException {
+        // Every input is read and checked before the folder is made or changed: a bad one leaves nothing behind.
+        byte[] manifest = manifest(o);
+        Evaluation.readText(o.data());
+        String calibrationText = Evaluation.readText(o.calibrationData());
+        List<EvalResult> results = new ArrayList<>();
+        try (Checkpoint checkpoint = Checkpoints.open(o.model(), o.tokenizer())) {
+            checkOrWriteManifest(o.out(), manifest);
+            Path statsFile = o.out().resolve("stats.gguf");
+            CalibrationStats stats = stats(checkpoint, calibrationText, statsFile, o, listener);
+            int total = o.budgets().size() * o.methods().size() * o.modes().size(), done = 0;
+            Evaluation.Base base = null;
+            for (double budget : o.budgets()) {
+                for (QuantizationMethod method : o.methods()) {
+                    Path dir = o.out().resolve(method.label() + "-" + QualityReport.trim(budget));
+                    Files.createDirectories(dir);
+                    Path packed = dir.resolve("model.jqw");
+                    for (PackedModelLoader.Mode mode : o.modes()) {
+                        Cell cell = new Cell(method, budget, mode);
+                        Path json = dir.resolve("eval-" + modeLabel(mode) + ".json");
+                        boolean resumed = Files.exists(json);
+                        if (!resumed) {
+                            packAndVerify(checkpoint, stats, statsFile, method, budget, dir, o, cell, listener);
+                            if (base == null) {
+                                listener.working(cell, "run the base model over the text once");
+                                base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
+                            }
+                            listener.working(cell, "eval");
+                            Evaluation.run(new Evaluation.Request(packed, o.data(), o.ctx(), o.model(), o.tokenizer(), mode, KernelChoice.AUTO,
+                                    method.label()), base, new Evaluation.Listener() {}).write(json);
+                        }
+                        EvalResult result = EvalResult.read(json);
+                        results.add(result);
+                        listener.cellDone(cell, result, resumed, ++done, total);
+                    }
+                }
+            }
+        }
+        QualityReport report = new QualityReport(title(o), results);
+        report.write(o.out().resolve("report"));
+        return report;
+    }
+
+    /** The stats in the folder if they are this sweep's, else a new calibration. */
+    private static CalibrationStats stats(Checkpoint checkpoint, String calibrationText, Path statsFile, Options o, Listener listener) throws IOException {
+        if (Files.exists(statsFile)) {
+            CalibrationStats stats = CalibrationStatsFile.read(statsFile);
+            Smoothing.checkBelongs(checkpoint, stats);
+            boolean searched = o.methods().stream().anyMatch(QuantizationMethod::searchesAlpha);
+            if ((searched && !stats.budgets().containsAll(o.budgets())) || (o.calibration().secondMoments() && !stats.hasSecondMoments())) {
+                throw new IllegalArgumentException(statsFile + " was calibrated for budgets " + CalibrationStats.budgetList(stats.budgets())
+                        + (stats.hasSecondMoments() ? "" : " without E[x·xᵀ]") + ", which this sweep's budgets or methods outgrow: delete it to calibrate again");
+            }
+            return stats;
+        }
+        return Calibrator.calibrate(checkpoint, calibrationText, o.calibration(), statsFile, listener::calibrating);
+    }
+
+    /** Allocates, packs and verifies one method at one budget, each step skipped if its file is there. */
+    private static void packAndVerify(Checkpoint checkpoint, CalibrationStats stats, Path statsFile, QuantizationMethod method, double budget,
+                                      Path dir, Options o, Cell cell, Listener listener) throws IOException {
+        Path planFile = dir.resolve("plan.json"), packed = dir.resolve("model.jqw"), verified = dir.resolve("verified");
+        if (!Files.exists(planFile)) {
+            listener.working(cell, "allocate");
+            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget), (d, n) -> {}), planFile);
+        }
+        BitPlan plan = BitPlanJson.read(planFile);
+        StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, statsFile, plan);
+        if (!Files.exists(packed)) {
+            listener.working(cell, "pack");
+            ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, o.keep(), o.keepType(), smoothing, method.rounding()), packed, (d, n, name) -> {});
+        }
+        if (!Files.exists(verified)) {
+            listener.working(cell, "verify");
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(packed, checkpoint, smoothing, (d, n, name) -> {});
+            if (!report.ok()) throw new IllegalStateException(packed + " does not verify: " + report.problems().getFirst());
+            String line = report.tensorsChecked() + " tensors, " + report.bytesChecked() + " bytes recomputed and equal\n";
+            AtomicOutput.write(verified, out -> out.write(line.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    /**
+     * {@code sweep.json}: the model, both texts by SHA-256, ctx, keep and calibration options. A folder
+     * whose manifest differs belongs to another sweep, and its files must not be mixed with this one's
+     * (budgets and methods may grow: they add cells).
+     */
+    private static byte[] manifest(Options o) throws IOException {
+        ObjectNode m = JSON.createObjectNode();
+        m.put("model", o.model().toAbsolutePath().normalize().toString());
+        m.put("data", Evaluation.sha256(InputFiles.readAllBytes(o.data())));
+        m.put("calibrationData", Evaluation.sha256(InputFiles.readAllBytes(o.calibrationData())));
+        m.put("ctx", o.ctx());
+        m.put("keep", o.keep().stream().map(k -> k.canonicalName(0)).sorted().toList().toString());
+        m.put("keepType", o.keepType().name());
+        m.put("calibrationTokens", o.calibration().maxTokens()).put("calibrationContext", o.calibration().context())
+                .put("sampleTokens", o.calibration().sampleTokens()).put("seed", o.calibration().seed());
+        return JSON.writeValueAsBytes(m);
+    }
+
+    /** Makes the folder and writes {@code manifest} there, or checks it is the one already there. */
+    private static void checkOrWriteManifest(Path out, byte[] manifest) throws IOException {
+        Path file = out.resolve("sweep.json");
+        if (Files.exists(file)) {
+            // Compared as read back, so that a number compares equal whatever Java type wrote it.
+            if (!JSON.readTree(InputFiles.readAllBytes(file)).equals(JSON.readTree(manifest))) {
+                throw new IllegalArgumentException(out + " holds another sweep (its sweep.json differs: model, texts, ctx, keep or calibration); "
+                        + "use another --out or delete it");
+            }
+            return;
+        }
+        Files.createDirectories(out);
+        AtomicOutput.write(file, w -> w.write(manifest));
+    }
+
+    private static String title(Options o) {
+        return "jquant sweep: " + o.model().getFileName() + " on " + o.data().getFileName();
+    }
+
+    static String modeLabel(PackedModelLoader.Mode mode) {
+        return mode.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+}
