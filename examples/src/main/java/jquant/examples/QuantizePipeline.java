@@ -43,7 +43,8 @@ public final class QuantizePipeline {
         Path statsFile = out.resolve("stats.gguf"), packed = out.resolve("stories260K.jqw");
 
         try (Checkpoint checkpoint = Checkpoints.open(model, tokenizer)) {
-            // Calibrate: activation ranges and the smoothing α of each layer group for each budget, from the fp32 model on text.
+            // Calibrate: activation ranges and the smoothing α of each layer group for each budget, from the fp32 model on text,
+            // one decoder layer at a time, the stats file written as it goes.
             String text = Files.readString(in.resolve("tinystories-calibration.txt"));
             CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), statsFile, (stage, done, total) -> {});
 
