@@ -46,7 +46,7 @@ class BadInputCatalogueTest {
     @TempDir
     static Path ws;
     static Path model, tok, text, stats, plan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
-            symlinkToText, symlinkToStats, hardLinkToText;
+            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing;
     static final Set<String> kinds = new TreeSet<>();
     static final Set<String> commands = new TreeSet<>();
     static int cases;
@@ -80,6 +80,8 @@ class BadInputCatalogueTest {
         symlinkToText = Files.createSymbolicLink(ws.resolve("link-to-text.txt"), text);
         symlinkToStats = Files.createSymbolicLink(ws.resolve("link-to-stats.gguf"), Path.of("stats.gguf"));
         hardLinkToText = Files.createLink(ws.resolve("hardlink.txt"), text);
+        linkLoop = Files.createSymbolicLink(ws.resolve("loop.bin"), Path.of("loop.bin"));
+        linkToNothing = Files.createSymbolicLink(ws.resolve("dangling.bin"), Path.of("deleted.bin"));
 
         hf = Files.createDirectory(ws.resolve("hf-fewer-layers"));
         try (var files = Files.list(SharedFiles.model("stories260K-hf"))) {
@@ -205,6 +207,28 @@ class BadInputCatalogueTest {
                 new String[] {"sweep", gone, "--data", t, "--out", sweepOut})) {
             c.add(new Case("a missing input", 1, "missing.bin", "no such file", args));
         }
+        // A symbolic link in a loop, or to nothing, named as such (a loop was "no such file or folder").
+        String loop = linkLoop.toString(), dangling = linkToNothing.toString();
+        for (String[] args : List.of(new String[] {"inspect", loop}, new String[] {"run", loop, "-n", "1"}, new String[] {"eval", m, "--data", loop},
+                new String[] {"calibrate", loop, "--data", t, "--out", out}, new String[] {"tokenize", m, "--file", loop})) {
+            c.add(new Case("a symbolic link loop as an input", 1, "loop.bin", "a symbolic link loop", args));
+        }
+        c.add(new Case("a symbolic link to nothing as an input", 1, "dangling.bin", "a symbolic link to a missing file (deleted.bin)", "inspect", dangling));
+        c.add(new Case("a symbolic link to nothing as an input", 1, "dangling.bin", "a symbolic link to a missing file (deleted.bin)", "eval", m, "--data", dangling));
+        // An output place that cannot be written (/sys takes no new file, even from root), refused before any work, naming the output as given.
+        String denied = "permission denied";
+        for (String[] args : List.of(new String[] {"calibrate", m, "--data", t, "--out", "/sys/jquant-stats.gguf"},
+                new String[] {"allocate", m, "--budget", "5", "--out", "/sys/jquant-plan.json"}, new String[] {"pack", m, "--plan", p, "--out", "/sys/jquant.jqw"},
+                new String[] {"eval", m, "--data", t, "--json", "/sys/jquant-eval.json"}, new String[] {"convert", m, "--type", "f16", "--out", "/sys/no-such-folder/jquant.gguf"},
+                new String[] {"ternarize", m, "--out", "/sys/jquant.gguf"}, new String[] {"repack", ternary.toString(), "--format", "t2p", "--out", "/sys/jquant.gguf"},
+                new String[] {"report", evalJson.toString(), "--out", "/sys/jquant-report"}, new String[] {"sweep", m, "--data", t, "--out", "/sys/jquant-sweep"})) {
+            c.add(new Case("an output place that cannot be written", 1, "/sys/", denied, args));
+        }
+        c.add(new Case("an output name longer than a file name may be", 1, "mmmm", "file name too long", "allocate", m, "--budget", "5", "--out", ws.resolve("m".repeat(256)).toString()));
+        // A repack that would store nothing in the layout asked for (a float model whose shapes fit no ternary block layout).
+        c.add(new Case("a repack that repacks nothing", 1, "stories260K-f32.gguf", "nothing to repack", "repack", SharedFiles.model("stories260K-f32.gguf").toString(), "--format", "t2p", "--out", out));
+        // A memory bound the run cannot fit: refused before any work.
+        c.add(new Case("a memory bound the run cannot fit", 1, "stories260K.bin", "JQUANT_JAVA_OPTS=-Xmx", "calibrate", m, "--data", t, "--second-moments", "--memory", "64k", "--out", out));
         // Text that is not UTF-8.
         String l = latin1.toString(), utf = "not valid UTF-8";
         c.add(new Case("text that is not UTF-8", 1, "latin1.txt", utf, "calibrate", m, "--data", l, "--out", out));
@@ -304,6 +328,23 @@ class BadInputCatalogueTest {
         assertThat(captured.toString(StandardCharsets.UTF_8) + r.err()).isEmpty();
         assertThat(r.out()).startsWith("wrote ");
         Files.delete(ws.resolve("quiet.jqw"));
+    }
+
+    /** An output place that cannot be written is found before any work: no progress bar starts (it was found after calibrating). */
+    @Test
+    void anUnwritableOutputIsFoundBeforeAnyWork() {
+        PrintStream err = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        CliTest.Result r;
+        try {
+            r = run("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
+        } finally {
+            System.setErr(err);
+        }
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
+        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     /** Every file under the workspace: its bytes' SHA-256, or what it is when not a regular file. */

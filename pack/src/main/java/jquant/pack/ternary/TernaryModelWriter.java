@@ -273,6 +273,11 @@ public final class TernaryModelWriter {
                 kept.add(keep(listener, written, t, e.getMessage() + ", kept " + t.dtype()));
             }
         }
+        // A repack that stores nothing in the layout asked for is a copy under a misleading name: refused.
+        if (repacked.isEmpty()) {
+            throw new CheckpointException(model, "nothing to repack: no block matrix can be stored as " + target
+                    + (kept.isEmpty() ? " (the model has none)" : " (" + kept.getFirst() + (kept.size() > 1 ? ", and " + (kept.size() - 1) + " more" : "") + ")"));
+        }
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>(source);
         GgufFileType.put(kv, target);
         kv.put(KEY_PREFIX + "layout", GgufValue.string(format.name()));
