@@ -63,7 +63,7 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "inspect", model.toString());
         step(log, "run", model.toString(), "-p", "Once upon a time", "-n", "48");
         Path fp32 = out.resolve("eval-fp32.json");
-        step(log, "eval", model.toString(), "--data", text.toString(), "--json", fp32.toString());
+        step(log, "eval", model.toString(), "--data", text.toString(), "--out", fp32.toString());
         Path stats = out.resolve("stats.gguf"), plan = out.resolve("plan.json"), packed = out.resolve("stories260K.jqw");
         step(log, "calibrate", model.toString(), "--data", calibration.toString(), "--out", stats.toString());
         step(log, "allocate", model.toString(), "--budget", "5", "--stats", stats.toString(), "--out", plan.toString());
@@ -72,7 +72,7 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "inspect", packed.toString());
         for (String mode : new String[] {"weight-only", "npu"}) {
             step(log, "eval", packed.toString(), "--mode", mode, "--base", model.toString(), "--data", text.toString(),
-                    "--json", out.resolve("eval-" + mode + ".json").toString());
+                    "--out", out.resolve("eval-" + mode + ".json").toString());
         }
         step(log, "report", fp32.toString(), out.resolve("eval-weight-only.json").toString(), out.resolve("eval-npu.json").toString(),
                 "--title", "jquant demo: stories260K fp32 and 5-bit weightlets (weight-only, NPU W5A8) on held-out TinyStories",
@@ -104,7 +104,7 @@ final class DemoCommand implements Callable<Integer> {
         log.printf("Generated %s (seed %d) with tokenizer.bin and story.txt%n%n", modelFile, seed);
         step(log, "inspect", modelFile.toString());
         step(log, "run", modelFile.toString(), "-p", "Once upon a time", "-n", "24");
-        step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--json", out.resolve("eval.json").toString());
+        step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--out", out.resolve("eval.json").toString());
         Path stats = out.resolve("stats.gguf");
         step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
         Path plan = out.resolve("plan.json"), packed = out.resolve("model.jqw");
@@ -114,12 +114,12 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "inspect", packed.toString());
         for (String mode : new String[] {"weight-only", "npu"}) {
             step(log, "eval", packed.toString(), "--mode", mode, "--base", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128",
-                    "--json", out.resolve("eval-" + mode + ".json").toString());
+                    "--out", out.resolve("eval-" + mode + ".json").toString());
         }
         Path ternary = out.resolve("model-ternary.gguf");
         step(log, "ternarize", modelFile.toString(), "--out", ternary.toString(), "--type", "t2p");
         step(log, "eval", ternary.toString(), "--base", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128",
-                "--json", out.resolve("eval-ternary.json").toString());
+                "--out", out.resolve("eval-ternary.json").toString());
         step(log, "report", out.resolve("eval.json").toString(), out.resolve("eval-weight-only.json").toString(),
                 out.resolve("eval-npu.json").toString(), out.resolve("eval-ternary.json").toString(),
                 "--title", "jquant demo: fp32, 5-bit weightlets (weight-only, NPU W5A8), ternary T2P", "--out", out.resolve("report").toString());

@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code jquant eval}: perplexity on a text, and with {@code --base} the KL divergence from a base model
- * and top-1 agreement ({@link Evaluation}); prints the result and, with {@code --json}, writes it.
+ * and top-1 agreement ({@link Evaluation}); prints the result and, with {@code --out}, writes it as JSON.
  */
 @Command(name = "eval", description = "Perplexity on a text; with --base, KL divergence from and top-1 agreement with a base model.")
 final class EvalCommand implements Callable<Integer> {
@@ -33,8 +33,14 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary).")
     Path base;
 
-    @Option(names = "--json", paramLabel = "<file>", description = "Also write the results as JSON to this file, per-token figures included.")
+    @Option(names = "--out", paramLabel = "<file>", description = "Also write the results as JSON to this file, per-token figures included.")
     Path json;
+
+    @Option(names = "--json", hidden = true, paramLabel = "<file>")
+    void oldJson(Path file) {
+        json = file;
+        OldOptionName.used(spec, "--json", "--out");
+    }
 
     @Option(names = "--series", defaultValue = "", paramLabel = "<name>", description = "The series 'jquant report' draws this result in (e.g. the method), with its run mode.")
     String series;

@@ -84,7 +84,8 @@ public final class Main {
         });
         cli.setParameterExceptionHandler((ex, rejected) -> {
             CommandLine cmd = ex.getCommandLine();
-            cmd.getErr().println("jquant: " + ErrorMessage.withoutClassNames(ex.getMessage()) + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
+            cmd.getErr().println("jquant: " + ErrorMessage.withoutClassNames(ex.getMessage()) + nearest(ex)
+                    + " (see '" + cmd.getCommandSpec().qualifiedName() + " --help')");
             cmd.getErr().flush();
             return cmd.getCommandSpec().exitCodeOnInvalidInput();
         });
@@ -132,6 +133,47 @@ public final class Main {
             }
         }
         return null;
+    }
+
+    /**
+     * For an unknown option or subcommand, the nearest known name: {@code ; did you mean --ctx?}. Nearest by
+     * edit distance with transpositions (a typo is mostly one or two keys), within a third of the name.
+     */
+    private static String nearest(CommandLine.ParameterException ex) {
+        if (!(ex instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) return "";
+        String typed = unmatched.getUnmatched().getFirst();
+        if (typed.contains("=")) typed = typed.substring(0, typed.indexOf('='));
+        CommandLine.Model.CommandSpec spec = ex.getCommandLine().getCommandSpec();
+        List<String> known = typed.startsWith("-")
+                ? spec.options().stream().filter(o -> !o.hidden()).flatMap(o -> java.util.Arrays.stream(o.names())).toList()
+                : List.copyOf(spec.subcommands().keySet());
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String name : known) {
+            int d = editDistance(typed, name);
+            if (d < bestDistance) {
+                best = name;
+                bestDistance = d;
+            }
+        }
+        return best != null && bestDistance <= Math.max(1, typed.length() / 3) ? "; did you mean " + best + "?" : "";
+    }
+
+    /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions. */
+    static int editDistance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) d[i][0] = i;
+        for (int j = 0; j <= b.length(); j++) d[0][j] = j;
+        for (int i = 1; i <= a.length(); i++) {
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.length()][b.length()];
     }
 
     private static boolean hasFlag(CommandLine.ParseResult parsed, String... names) {

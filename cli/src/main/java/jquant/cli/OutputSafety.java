@@ -1,9 +1,11 @@
 package jquant.cli;
 
+import jquant.formats.AtomicOutput;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,8 +16,10 @@ import java.util.Objects;
 /**
  * The rule every command that writes follows before doing any work: an output may not be any of the
  * run's inputs, explicit (the model, {@code --data}, {@code --stats}, {@code --plan}) or implicit (the
- * tokenizer found beside a llama2.c model, a Hugging Face folder's config and tokenizer files). Paths
- * are compared as the files they reach: through symbolic links, {@code ..} and hard links.
+ * tokenizer found beside a llama2.c model, a Hugging Face folder's config and tokenizer files), and it
+ * must be writable where it goes ({@link AtomicOutput#checkWritable}), so that a read-only or full place
+ * is found before an hour of work rather than after. Paths are compared as the files they reach:
+ * through symbolic links, {@code ..} and hard links.
  */
 final class OutputSafety {
     private final List<Path> inputs = new ArrayList<>();
@@ -38,10 +42,10 @@ final class OutputSafety {
     }
 
     /**
-     * Refuses {@code output} if it is one of the inputs, or a folder (or other non-file) where a file
-     * is to be written.
+     * Refuses {@code output} if it is one of the inputs, a folder (or other non-file) where a file is
+     * to be written, or a file that cannot be created there.
      */
-    void check(Path output) throws CheckpointException {
+    void check(Path output) throws IOException {
         if (Files.exists(output) && !Files.isRegularFile(output)) {
             throw new CheckpointException(output, Files.isDirectory(output) ? "is a folder; the output must be a file"
                     : "is not a regular file (a named pipe, device or socket); the output must be a file");
@@ -53,6 +57,7 @@ final class OutputSafety {
                         + (input.toString().equals(output.toString()) ? "" : " (" + input + ")") + "; refusing to overwrite it, choose another output");
             }
         }
+        AtomicOutput.checkWritable(output);
     }
 
     /**
@@ -60,7 +65,7 @@ final class OutputSafety {
      * its own) if it is not a folder, is one of the inputs, or holds one of them at any depth: a file
      * written there could be an input.
      */
-    void checkFolder(Path folder) throws CheckpointException {
+    void checkFolder(Path folder) throws IOException {
         if (Files.exists(folder) && !Files.isDirectory(folder)) {
             throw new CheckpointException(folder, "is not a folder; the output must be a folder");
         }
@@ -69,6 +74,16 @@ final class OutputSafety {
             if (realPath(input).startsWith(out)) {
                 throw new CheckpointException(folder, "holds an input of this run (" + input + "); choose another output folder");
             }
+        }
+        checkWritableFolder(folder);
+    }
+
+    /** Refuses a folder of outputs in which no file can be created. */
+    private static void checkWritableFolder(Path folder) throws IOException {
+        try {
+            AtomicOutput.checkWritable(folder.resolve("probe"));
+        } catch (FileSystemException e) {
+            throw new FileSystemException(folder.toString(), null, e.getReason());
         }
     }
 

@@ -35,11 +35,18 @@ final class PackCommand implements Callable<Integer> {
     @Mixin
     ModelArgument model = new ModelArgument();
 
-    @Option(names = "--format", defaultValue = "weightlet", paramLabel = "weightlet|t2p|pq2_0|ptq1_0|tq2_0",
-            description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --format' (a ternary model in, a ternary GGUF out, no plan).")
-    String format;
+    // An initial value, not a defaultValue: picocli would apply that over what the old name's setter set.
+    @Option(names = "--type", paramLabel = "weightlet|t2p|pq2_0|ptq1_0|tq2_0",
+            description = "weightlet (default): EdgeFlow .jqw from --plan; a ternary layout: the same as 'jquant repack --type' (a ternary model in, a ternary GGUF out, no plan).")
+    String format = "weightlet";
 
-    @Option(names = "--plan", paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json); required for --format weightlet.")
+    @Option(names = "--format", hidden = true, paramLabel = "<type>")
+    void oldFormat(String type) {
+        format = type;
+        OldOptionName.used(spec, "--format", "--type");
+    }
+
+    @Option(names = "--plan", paramLabel = "<plan.json>", description = "Bit plan (jquant allocate's plan.json); required for --type weightlet.")
     Path plan;
 
     @Mixin
@@ -75,7 +82,7 @@ final class PackCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (!format.equalsIgnoreCase("weightlet")) return repackTernary();
-        if (plan == null) throw new ParameterException(spec.commandLine(), "--format weightlet needs --plan (make one with jquant allocate)");
+        if (plan == null) throw new ParameterException(spec.commandLine(), "--type weightlet needs --plan (make one with jquant allocate)");
         if (rounding == Rounding.GPTQ && stats == null) throw new ParameterException(spec.commandLine(), "--rounding gptq needs --stats (E[x·xᵀ] comes from calibration)");
         Set<TensorKind> kept = KeepOption.kinds(spec.commandLine(), keep);
         new OutputSafety().model(model.path, tokenizer.path).inputs(plan, stats).check(out.path);
@@ -93,15 +100,15 @@ final class PackCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** {@code pack --format t2p} and the other ternary layouts: a lossless repack, exactly as {@code jquant repack}. */
+    /** {@code pack --type t2p} and the other ternary layouts: a lossless repack, exactly as {@code jquant repack}. */
     private int repackTernary() throws Exception {
         CommandLine.ParseResult given = spec.commandLine().getParseResult();
-        for (String option : List.of("--plan", "--stats", "--keep", "--keep-type", "--rounding", "--tokenizer")) {
+        for (String option : List.of("--plan", "--stats", "--keep", "--keep-type", "--rounding")) {
             if (given.hasMatchedOption(option)) {
-                throw new ParameterException(spec.commandLine(), "--format " + format
-                        + " repacks a ternary model: --plan, --stats, --keep, --keep-type, --rounding and --tokenizer do not apply");
+                throw new ParameterException(spec.commandLine(), "--type " + format
+                        + " repacks a ternary model: --plan, --stats, --keep, --keep-type and --rounding do not apply");
             }
         }
-        return RepackCommand.repack(spec, model.path, format, out.path);
+        return RepackCommand.repack(spec, model.path, tokenizer.path, format, out.path);
     }
 }

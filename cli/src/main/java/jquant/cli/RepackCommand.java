@@ -20,26 +20,36 @@ final class RepackCommand implements Callable<Integer> {
     @Mixin
     ModelArgument model = new ModelArgument();
 
-    @Option(names = "--format", required = true, paramLabel = "<layout>", description = "Target layout: t2p, pq2_0, ptq1_0, tq2_0.")
-    String format;
+    @Option(names = "--type", paramLabel = "<layout>", description = "Target layout: t2p, pq2_0, ptq1_0, tq2_0 (required).")
+    String type;
+
+    @Option(names = "--format", hidden = true, paramLabel = "<layout>")
+    void oldFormat(String layout) {
+        type = layout;
+        OldOptionName.used(spec, "--format", "--type");
+    }
 
     @Mixin
     OutputFile out = new OutputFile();
+
+    @Mixin
+    TokenizerOption tokenizer = new TokenizerOption();
 
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        return repack(spec, model.path, format, out.path);
+        if (type == null) throw new ParameterException(spec.commandLine(), "Missing required option: '--type=<layout>'");
+        return repack(spec, model.path, tokenizer.path, type, out.path);
     }
 
-    /** Repacks {@code model} to {@code format}, one line per converted or kept tensor; also {@code pack --format}. */
-    static int repack(CommandSpec spec, Path model, String format, Path out) throws IOException {
-        layout(spec, "--format", format);
-        new OutputSafety().model(model, null).check(out);
+    /** Repacks {@code model} to {@code format}, one line per converted or kept tensor; also {@code pack --type}. */
+    static int repack(CommandSpec spec, Path model, Path tokenizer, String format, Path out) throws IOException {
+        layout(spec, "--type", format);
+        new OutputSafety().model(model, tokenizer).check(out);
         PrintWriter log = spec.commandLine().getOut();
-        TernaryModelWriter.Summary s = TernaryModelWriter.repack(model, out, format, tensorLines(log));
+        TernaryModelWriter.Summary s = TernaryModelWriter.repack(model, tokenizer, out, format, tensorLines(log));
         log.printf("Wrote %s: %d tensors as %s, %d kept their layout%n", out, s.converted().size(), TernaryModelWriter.Format.parse(format).dtype,
                 s.otherwise().size());
         log.flush();

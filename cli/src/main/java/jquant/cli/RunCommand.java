@@ -24,8 +24,15 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = {"-p", "--prompt"}, defaultValue = "", description = "Prompt text (default: empty, start from BOS).")
     String prompt;
 
-    @Option(names = {"-n", "--tokens"}, defaultValue = "256", description = "Maximum new tokens (default: ${DEFAULT-VALUE}).")
-    int tokens;
+    // An initial value, not a defaultValue: picocli would apply that over what the old name's setter set.
+    @Option(names = {"-n", "--n-predict"}, description = "Maximum new tokens, as llama.cpp's -n (default: ${DEFAULT-VALUE}).")
+    int tokens = 256;
+
+    @Option(names = "--tokens", hidden = true, paramLabel = "<N>")
+    void oldTokens(int n) {
+        tokens = n;
+        OldOptionName.used(spec, "--tokens", "--n-predict (-n)");
+    }
 
     @Option(names = "--temperature", defaultValue = "0", description = "Sampling temperature; 0 = greedy (default).")
     float temperature;
@@ -48,7 +55,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (tokens < 0) throw new ParameterException(spec.commandLine(), "--tokens must be ≥ 0, got " + tokens);
+        if (tokens < 0) throw new ParameterException(spec.commandLine(), "--n-predict must be ≥ 0, got " + tokens);
         if (!(temperature >= 0) || !Float.isFinite(temperature)) throw new ParameterException(spec.commandLine(), "--temperature must be a finite number ≥ 0, got " + temperature);
         PrintWriter out = spec.commandLine().getOut();
         long openStart = System.nanoTime();

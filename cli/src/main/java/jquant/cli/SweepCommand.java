@@ -106,6 +106,12 @@ final class SweepCommand implements Callable<Integer> {
             }
 
             @Override
+            public void redoing(Path packed, String reason) {
+                log.printf("%s is made again: %s%n", packed, reason);
+                log.flush();
+            }
+
+            @Override
             public void cellDone(Sweep.Cell cell, EvalResult r, boolean resumed, int done, int total) {
                 log.printf("[%d/%d] %-28s PPL %.4f ± %.4f  mean KLD %.6f  top-1 %.4f  %,d bytes%s%n", done, total, cell.label(), r.perplexity(), r.stderr(),
                         r.meanKl(), r.top1(), r.fileBytes(), resumed ? "  (done before)" : String.format("  (eval %.0f s)", r.seconds()));

@@ -37,7 +37,7 @@ final class TernarizeCommand implements Callable<Integer> {
         PrintWriter log = spec.commandLine().getOut();
         TernaryModelWriter.Summary s = TernaryModelWriter.ternarize(model.path, tokenizer.path, out.path, type, RepackCommand.tensorLines(log));
         if (s.repacked()) {
-            log.printf("Wrote %s: every block matrix was already ternary, so the model was repacked losslessly (as jquant repack --format %s): "
+            log.printf("Wrote %s: every block matrix was already ternary, so the model was repacked losslessly (as jquant repack --type %s): "
                     + "%d tensors converted, %d kept their layout%n", out.path, type, s.converted().size(), s.otherwise().size());
         } else {
             log.printf("Wrote %s: %d matrices ternarized, %d in a fallback layout%n", out.path, s.converted().size(), s.otherwise().size());

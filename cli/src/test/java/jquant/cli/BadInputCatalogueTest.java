@@ -46,7 +46,7 @@ class BadInputCatalogueTest {
     @TempDir
     static Path ws;
     static Path model, tok, text, stats, plan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
-            symlinkToText, symlinkToStats, hardLinkToText;
+            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing;
     static final Set<String> kinds = new TreeSet<>();
     static final Set<String> commands = new TreeSet<>();
     static int cases;
@@ -67,7 +67,7 @@ class BadInputCatalogueTest {
         ok("allocate", model.toString(), "--budget", "5", "--stats", stats.toString(), "--scope", "TENSOR", "--out", plan.toString());
         ok("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", jqw.toString());
         ok("ternarize", model.toString(), "--type", "TQ2_0", "--out", ternary.toString());
-        ok("eval", jqw.toString(), "--data", text.toString(), "--ctx", "64", "--mode", "NPU", "--json", evalJson.toString());
+        ok("eval", jqw.toString(), "--data", text.toString(), "--ctx", "64", "--mode", "NPU", "--out", evalJson.toString());
         Path plain = Files.createFile(ws.resolve("plain"));
         for (Path out : List.of(stats, plan, jqw, ternary, evalJson)) {
             assertThat(Files.getPosixFilePermissions(out)).as("mode of " + out).isEqualTo(Files.getPosixFilePermissions(plain));
@@ -80,6 +80,8 @@ class BadInputCatalogueTest {
         symlinkToText = Files.createSymbolicLink(ws.resolve("link-to-text.txt"), text);
         symlinkToStats = Files.createSymbolicLink(ws.resolve("link-to-stats.gguf"), Path.of("stats.gguf"));
         hardLinkToText = Files.createLink(ws.resolve("hardlink.txt"), text);
+        linkLoop = Files.createSymbolicLink(ws.resolve("loop.bin"), Path.of("loop.bin"));
+        linkToNothing = Files.createSymbolicLink(ws.resolve("dangling.bin"), Path.of("deleted.bin"));
 
         hf = Files.createDirectory(ws.resolve("hf-fewer-layers"));
         try (var files = Files.list(SharedFiles.model("stories260K-hf"))) {
@@ -149,9 +151,9 @@ class BadInputCatalogueTest {
         c.add(new Case("output is an explicit input", 1, "plan.json", in, "pack", m, "--plan", p, "--out", p));
         c.add(new Case("output is an explicit input", 1, "stats.gguf", in, "pack", m, "--plan", p, "--stats", s, "--out", s));
         c.add(new Case("output is an explicit input", 1, "stories260K.bin", in, "ternarize", m, "--out", m));
-        c.add(new Case("output is an explicit input", 1, "ternary.gguf", in, "repack", ternary.toString(), "--format", "t2p", "--out", ternary.toString()));
-        c.add(new Case("output is an explicit input", 1, "ternary.gguf", in, "pack", ternary.toString(), "--format", "T2P", "--out", ternary.toString()));
-        c.add(new Case("output is an explicit input", 1, "text.txt", in, "eval", m, "--data", t, "--json", t));
+        c.add(new Case("output is an explicit input", 1, "ternary.gguf", in, "repack", ternary.toString(), "--type", "t2p", "--out", ternary.toString()));
+        c.add(new Case("output is an explicit input", 1, "ternary.gguf", in, "pack", ternary.toString(), "--type", "T2P", "--out", ternary.toString()));
+        c.add(new Case("output is an explicit input", 1, "text.txt", in, "eval", m, "--data", t, "--out", t));
         c.add(new Case("output is an explicit input", 1, "report.json", in, "report", evalJson.toString(), "--out", ws.toString()));
         // sweep writes into a folder: one holding any input is refused.
         String sweepOut = ws.resolve("sweep").toString();
@@ -162,14 +164,14 @@ class BadInputCatalogueTest {
         c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "allocate", m, "--budget", "5", "--out", tk));
         c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "pack", m, "--plan", p, "--out", tk));
         c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "ternarize", m, "--out", tk));
-        c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "eval", m, "--data", t, "--json", tk));
+        c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "eval", m, "--data", t, "--out", tk));
         c.add(new Case("output is an implicit input", 1, "config.json", in, "calibrate", hf.toString(), "--data", t, "--out", hf.resolve("config.json").toString()));
         c.add(new Case("output is an implicit input", 1, "tokenizer.model", in, "allocate", hf.toString(), "--budget", "5", "--out", hf.resolve("tokenizer.model").toString()));
         // The same through a symbolic link, '..' and a hard link.
         c.add(new Case("output reaches an input by a link or '..'", 1, "link-to-text.txt", in, "calibrate", m, "--data", t, "--out", symlinkToText.toString()));
         c.add(new Case("output reaches an input by a link or '..'", 1, "link-to-stats.gguf", in, "allocate", m, "--budget", "5", "--stats", s, "--out", symlinkToStats.toString()));
         c.add(new Case("output reaches an input by a link or '..'", 1, "no-such-folder/../text.txt", in, "calibrate", m, "--data", t, "--out", ws.resolve("no-such-folder/../text.txt").toString()));
-        c.add(new Case("output reaches an input by a link or '..'", 1, "hardlink.txt", in, "eval", m, "--data", t, "--json", hardLinkToText.toString()));
+        c.add(new Case("output reaches an input by a link or '..'", 1, "hardlink.txt", in, "eval", m, "--data", t, "--out", hardLinkToText.toString()));
         // An output that cannot be a file.
         c.add(new Case("output is a folder or a pipe", 1, "folder", "is a folder", "pack", m, "--plan", p, "--out", folder.toString()));
         c.add(new Case("output is a folder or a pipe", 1, "folder", "is a folder", "calibrate", m, "--data", t, "--out", folder.toString()));
@@ -181,7 +183,7 @@ class BadInputCatalogueTest {
         for (String[] args : List.of(new String[] {"inspect", f}, new String[] {"tokenize", f, "--file", t}, new String[] {"run", f, "-n", "1"},
                 new String[] {"eval", f, "--data", t}, new String[] {"calibrate", f, "--data", t, "--out", out},
                 new String[] {"allocate", f, "--budget", "5", "--out", out}, new String[] {"pack", f, "--plan", p, "--out", out},
-                new String[] {"verify", f, "--source", m}, new String[] {"ternarize", f, "--out", out}, new String[] {"repack", f, "--format", "t2p", "--out", out},
+                new String[] {"verify", f, "--source", m}, new String[] {"ternarize", f, "--out", out}, new String[] {"repack", f, "--type", "t2p", "--out", out},
                 new String[] {"calibrate", m, "--data", f, "--out", out}, new String[] {"eval", m, "--data", f},
                 new String[] {"allocate", m, "--budget", "5", "--stats", f, "--out", out}, new String[] {"pack", m, "--plan", f, "--out", out},
                 new String[] {"report", f, "--out", ws.resolve("r").toString()}, new String[] {"tokenize", m, "--file", f},
@@ -201,10 +203,32 @@ class BadInputCatalogueTest {
                 new String[] {"eval", gone, "--data", t}, new String[] {"calibrate", gone, "--data", t, "--out", out},
                 new String[] {"allocate", gone, "--budget", "5", "--out", out}, new String[] {"pack", gone, "--plan", p, "--out", out},
                 new String[] {"verify", gone, "--source", m}, new String[] {"ternarize", gone, "--out", out},
-                new String[] {"repack", gone, "--format", "t2p", "--out", out}, new String[] {"report", gone, "--out", ws.resolve("r").toString()},
+                new String[] {"repack", gone, "--type", "t2p", "--out", out}, new String[] {"report", gone, "--out", ws.resolve("r").toString()},
                 new String[] {"sweep", gone, "--data", t, "--out", sweepOut})) {
             c.add(new Case("a missing input", 1, "missing.bin", "no such file", args));
         }
+        // A symbolic link in a loop, or to nothing, named as such (a loop was "no such file or folder").
+        String loop = linkLoop.toString(), dangling = linkToNothing.toString();
+        for (String[] args : List.of(new String[] {"inspect", loop}, new String[] {"run", loop, "-n", "1"}, new String[] {"eval", m, "--data", loop},
+                new String[] {"calibrate", loop, "--data", t, "--out", out}, new String[] {"tokenize", m, "--file", loop})) {
+            c.add(new Case("a symbolic link loop as an input", 1, "loop.bin", "a symbolic link loop", args));
+        }
+        c.add(new Case("a symbolic link to nothing as an input", 1, "dangling.bin", "a symbolic link to a missing file (deleted.bin)", "inspect", dangling));
+        c.add(new Case("a symbolic link to nothing as an input", 1, "dangling.bin", "a symbolic link to a missing file (deleted.bin)", "eval", m, "--data", dangling));
+        // An output place that cannot be written (/sys takes no new file, even from root), refused before any work, naming the output as given.
+        String denied = "permission denied";
+        for (String[] args : List.of(new String[] {"calibrate", m, "--data", t, "--out", "/sys/jquant-stats.gguf"},
+                new String[] {"allocate", m, "--budget", "5", "--out", "/sys/jquant-plan.json"}, new String[] {"pack", m, "--plan", p, "--out", "/sys/jquant.jqw"},
+                new String[] {"eval", m, "--data", t, "--out", "/sys/jquant-eval.json"}, new String[] {"convert", m, "--type", "f16", "--out", "/sys/no-such-folder/jquant.gguf"},
+                new String[] {"ternarize", m, "--out", "/sys/jquant.gguf"}, new String[] {"repack", ternary.toString(), "--type", "t2p", "--out", "/sys/jquant.gguf"},
+                new String[] {"report", evalJson.toString(), "--out", "/sys/jquant-report"}, new String[] {"sweep", m, "--data", t, "--out", "/sys/jquant-sweep"})) {
+            c.add(new Case("an output place that cannot be written", 1, "/sys/", denied, args));
+        }
+        c.add(new Case("an output name longer than a file name may be", 1, "mmmm", "file name too long", "allocate", m, "--budget", "5", "--out", ws.resolve("m".repeat(256)).toString()));
+        // A repack that would store nothing in the layout asked for (a float model whose shapes fit no ternary block layout).
+        c.add(new Case("a repack that repacks nothing", 1, "stories260K-f32.gguf", "nothing to repack", "repack", SharedFiles.model("stories260K-f32.gguf").toString(), "--type", "t2p", "--out", out));
+        // A memory bound the run cannot fit: refused before any work.
+        c.add(new Case("a memory bound the run cannot fit", 1, "stories260K.bin", "JQUANT_JAVA_OPTS=-Xmx", "calibrate", m, "--data", t, "--second-moments", "--memory", "64k", "--out", out));
         // Text that is not UTF-8.
         String l = latin1.toString(), utf = "not valid UTF-8";
         c.add(new Case("text that is not UTF-8", 1, "latin1.txt", utf, "calibrate", m, "--data", l, "--out", out));
@@ -226,7 +250,7 @@ class BadInputCatalogueTest {
             String gs = g.toString(), name = g.getFileName().toString();
             for (String[] args : List.of(new String[] {"inspect", gs}, new String[] {"run", gs, "-n", "1"}, new String[] {"eval", gs, "--data", t},
                     new String[] {"calibrate", gs, "--data", t, "--out", out}, new String[] {"allocate", gs, "--budget", "5", "--out", out},
-                    new String[] {"ternarize", gs, "--out", out}, new String[] {"repack", gs, "--format", "t2p", "--out", out})) {
+                    new String[] {"ternarize", gs, "--out", out}, new String[] {"repack", gs, "--type", "t2p", "--out", out})) {
                 c.add(new Case(kind, 1, name, why, args));
             }
         }
@@ -242,7 +266,7 @@ class BadInputCatalogueTest {
         String usage = "see 'jquant";
         c.add(new Case("usage: value out of range", 2, "--tokens", usage, "calibrate", m, "--data", t, "--tokens", "0", "--out", out));
         c.add(new Case("usage: value out of range", 2, "--ctx", usage, "eval", m, "--data", t, "--ctx", "0"));
-        c.add(new Case("usage: value out of range", 2, "--tokens", usage, "run", m, "-n", "-1"));
+        c.add(new Case("usage: value out of range", 2, "--n-predict", usage, "run", m, "-n", "-1"));
         c.add(new Case("usage: value out of range", 2, "--temperature", usage, "run", m, "--temperature", "NaN"));
         c.add(new Case("usage: value out of range", 2, "--budget", usage, "allocate", m, "--budget", "0", "--out", out));
         c.add(new Case("usage: value out of range", 2, "--budgets", usage, "calibrate", m, "--data", t, "--budgets", "4,9", "--out", out));
@@ -254,7 +278,7 @@ class BadInputCatalogueTest {
         c.add(new Case("usage: value out of range", 2, "--repeats", usage, "bench", "ttft", m, "--data", t, "--repeats", "0"));
         c.add(new Case("usage: value out of range", 2, "--alpha", usage, "allocate", m, "--budget", "5", "--stats", s, "--alpha", "1.5", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--type", usage, "ternarize", m, "--type", "q4_0", "--out", out));
-        c.add(new Case("usage: unknown name", 2, "--format", usage, "repack", ternary.toString(), "--format", "nope", "--out", out));
+        c.add(new Case("usage: unknown name", 2, "--type", usage, "repack", ternary.toString(), "--type", "nope", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--keep", usage, "pack", m, "--plan", p, "--keep", "tail", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--scope", usage, "allocate", m, "--budget", "5", "--scope", "layer", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--mode", usage, "eval", m, "--data", t, "--mode", "fast"));
@@ -304,6 +328,23 @@ class BadInputCatalogueTest {
         assertThat(captured.toString(StandardCharsets.UTF_8) + r.err()).isEmpty();
         assertThat(r.out()).startsWith("wrote ");
         Files.delete(ws.resolve("quiet.jqw"));
+    }
+
+    /** An output place that cannot be written is found before any work: no progress bar starts (it was found after calibrating). */
+    @Test
+    void anUnwritableOutputIsFoundBeforeAnyWork() {
+        PrintStream err = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        CliTest.Result r;
+        try {
+            r = run("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
+        } finally {
+            System.setErr(err);
+        }
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
+        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     /** Every file under the workspace: its bytes' SHA-256, or what it is when not a regular file. */

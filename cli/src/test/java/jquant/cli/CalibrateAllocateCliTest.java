@@ -131,6 +131,18 @@ class CalibrateAllocateCliTest {
         assertThat(out).doesNotExist();
     }
 
+    /** A name the filesystem takes, jquant takes: 240 bytes, 282 with the temporary file's {@code .<uuid>.tmp} (it was "file name too long"). */
+    @Test
+    void anOutputNameUpTo255BytesIsWritten() throws IOException {
+        Path out = dir.resolve("out/" + "m".repeat(235) + ".json");
+        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4", "--quiet", "--out", out.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(BitPlanJson.read(out).budget()).isEqualTo(4.0);
+        try (var files = Files.list(out.getParent())) {
+            assertThat(files).containsExactly(out);
+        }
+    }
+
     /** A memory bound the run cannot fit is refused before any work, in one line naming the need and how to give the JVM more. */
     @Test
     void aRunThatCannotFitItsMemoryIsRefusedUpFront() {

@@ -87,6 +87,51 @@ class CliTest {
         assertThat(run("inspect", "--no-such-option", "x").code()).isEqualTo(2);
     }
 
+    /** An unknown option or command names the nearest known one. */
+    @Test
+    void unknownNamesSuggestTheNearest() {
+        Result option = run("eval", "model.bin", "--data", "text.txt", "--ctxx", "64");
+        assertThat(option.code()).isEqualTo(2);
+        assertThat(option.err().strip()).isEqualTo("jquant: Unknown options: '--ctxx', '64'; did you mean --ctx? (see 'jquant eval --help')");
+        assertThat(run("evl").err()).contains("'evl'; did you mean eval?");
+        assertThat(run("repack", "m.gguf", "--tpye", "t2p", "--out", "x.gguf").err()).contains("did you mean --type?");
+    }
+
+    /**
+     * One name per meaning, llama.cpp's where it has one: the ternary layout is --type in ternarize, repack and pack;
+     * run's generated tokens are -n/--n-predict (--tokens is calibration tokens); eval writes to --out like every
+     * command; repack takes --tokenizer. The old names still parse, each saying what it is now.
+     */
+    @Test
+    void optionNamesAreConsistentAndOldNamesStillWork() {
+        String[][] current = {{"repack", "m.gguf", "--type", "t2p", "--tokenizer", "tok.bin", "--out", "x.gguf"},
+                {"pack", "m.gguf", "--type", "t2p", "--out", "x.gguf"}, {"ternarize", "m.bin", "--type", "t2p", "--out", "x.gguf"},
+                {"run", "m.bin", "--n-predict", "3"}, {"eval", "m.bin", "--data", "t.txt", "--out", "e.json"}};
+        for (String[] args : current) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = Main.commandLine(args).setErr(new PrintWriter(err, true));
+            CommandLine.ParseResult parsed = cli.parseArgs(args);
+            assertThat(parsed.subcommand().matchedOptions()).as(String.join(" ", args)).isNotEmpty();
+            assertThat(err.toString()).isEmpty();
+        }
+        String[][] old = {{"repack", "m.gguf", "--format", "t2p", "--out", "x.gguf"}, {"pack", "m.gguf", "--format", "t2p", "--out", "x.gguf"},
+                {"run", "m.bin", "--tokens", "3"}, {"eval", "m.bin", "--data", "t.txt", "--json", "e.json"}};
+        String[] was = {"--format", "--format", "--tokens", "--json"}, now = {"--type", "--type", "--n-predict (-n)", "--out"};
+        for (int i = 0; i < old.length; i++) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = Main.commandLine(old[i]).setErr(new PrintWriter(err, true));
+            Object command = cli.parseArgs(old[i]).subcommand().commandSpec().userObject();
+            assertThat(err.toString().strip()).isEqualTo("jquant: " + was[i] + " is now " + now[i] + " (the old name still works)");
+            switch (command) {
+                case RepackCommand r -> assertThat(r.type).isEqualTo("t2p");
+                case PackCommand p -> assertThat(p.format).isEqualTo("t2p");
+                case RunCommand r -> assertThat(r.tokens).isEqualTo(3);
+                case EvalCommand e -> assertThat(e.json).isEqualTo(Path.of("e.json"));
+                default -> throw new AssertionError(command);
+            }
+        }
+    }
+
     @Test
     void inputErrorsAreOneLineAndExitOne(@TempDir Path dir) throws Exception {
         Result missing = run("inspect", dir.resolve("missing.bin").toString());

@@ -95,7 +95,7 @@ class ConvertCommandTest {
         Path tq2 = dir.resolve("tq2.gguf"), t2p = dir.resolve("t2p.gguf");
         assertThat(run("ternarize", hf.toString(), "--type", "tq2_0", "--out", tq2.toString()).code()).isZero();
         checkWithIndependentReader(tq2);
-        assertThat(run("repack", tq2.toString(), "--format", "t2p", "--out", t2p.toString()).code()).isZero();
+        assertThat(run("repack", tq2.toString(), "--type", "t2p", "--out", t2p.toString()).code()).isZero();
         try (GgufFile f = GgufFile.open(t2p)) {
             assertThat(f.metadata().get("jquant.ternary.third_party_readers").asString()).contains("T2P", "refuse");
             assertThat(f.metadata().get("general.file_type")).isEqualTo(GgufValue.uint32(1024));

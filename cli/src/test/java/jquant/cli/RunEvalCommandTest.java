@@ -49,7 +49,7 @@ class RunEvalCommandTest {
         double first = Double.NaN;
         for (String model : new String[]{"stories260K.bin", "stories260K-hf", "stories260K-f32.gguf"}) {
             Path json = dir.resolve(model + ".json");
-            CliTest.Result r = run("eval", SharedFiles.model(model).toString(), "--data", text.toString(), "--ctx", "128", "--json", json.toString());
+            CliTest.Result r = run("eval", SharedFiles.model(model).toString(), "--data", text.toString(), "--ctx", "128", "--out", json.toString());
             assertThat(r.code()).as(r.err()).isZero();
             JsonNode j = new ObjectMapper().readTree(json.toFile());
             double ppl = j.at("/result/perplexity").asDouble();
@@ -82,7 +82,7 @@ class RunEvalCommandTest {
         String java = ProcessHandle.current().info().command().orElseThrow();
         Process p = new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--threads", Integer.toString(threads), "eval",
-                SharedFiles.model("stories260K.bin").toString(), "--data", text.toString(), "--ctx", "128", "--quiet", "--json", json.toString())
+                SharedFiles.model("stories260K.bin").toString(), "--data", text.toString(), "--ctx", "128", "--quiet", "--out", json.toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("eval.log").toFile()).start();
         assertThat(p.waitFor()).as(Files.readString(dir.resolve("eval.log"))).isZero();
         assertThat(new ObjectMapper().readTree(json.toFile()).at("/threads").asInt()).isEqualTo(threads);
@@ -104,7 +104,7 @@ class RunEvalCommandTest {
         CliTest.Result ctx = run("eval", model, "--data", shortText.toString(), "--ctx", "4096");
         assertThat(ctx.code()).isEqualTo(1);
         assertThat(ctx.err()).contains("exceeds");
-        assertThat(run("eval", model, "--data", shortText.toString(), "--json", shortText.toString()).err()).contains("short.txt: is an input of this run");
+        assertThat(run("eval", model, "--data", shortText.toString(), "--out", shortText.toString()).err()).contains("short.txt: is an input of this run");
         assertThat(run("run", model, "-n", "-3").code()).isEqualTo(2);
     }
 

@@ -2,6 +2,7 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.formats.jqw.JqwFile;
 import jquant.reports.EvalResult;
 import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
@@ -14,14 +15,15 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @Slow
 class SweepCommandTest {
 
     /**
      * A small sweep on stories260K: every cell packed, verified and evaluated in both modes, the report
-     * written; run again, every cell is found done and nothing is recomputed; a folder of another sweep
-     * is refused.
+     * written; run again, every cell is found done and nothing is recomputed; a done cell whose packed
+     * file was changed is made again; a folder of another sweep is refused, naming what differs.
      */
     @Test
     void sweepsEveryCellReportsAndResumes(@TempDir Path dir) throws Exception {
@@ -52,9 +54,23 @@ class SweepCommandTest {
         assertThat(again.out()).contains("[12/12] ours B=6 npu").contains("(done before)").doesNotContain("(eval ");
         assertThat(Files.getLastModifiedTime(out.resolve("edgeflow-6/model.jqw"))).isEqualTo(packed);
 
+        // One bit flipped in a done cell's packed file: the resume finds it by its checksums and makes that cell again.
+        Path damaged = out.resolve("edgeflow-6/model.jqw");
+        byte[] bytes = Files.readAllBytes(damaged);
+        bytes[bytes.length / 2] ^= 0x10;
+        Files.write(damaged, bytes);
+        assertThatThrownBy(() -> JqwFile.open(damaged).close()).hasMessageContaining("checksum mismatch");
+        CliTest.Result redone = CliTest.run(args);
+        assertThat(redone.code()).as(redone.err()).isZero();
+        assertThat(redone.out()).contains(damaged + " is made again: ").contains("checksum mismatch")
+                .containsPattern("edgeflow B=6 weight-only .*\\(eval ").containsPattern("edgeflow B=6 npu .*\\(eval ")
+                .containsPattern("edgeflow B=4 npu .*\\(done before\\)");
+        JqwFile.open(damaged).close();
+        assertThat(out.resolve("edgeflow-6/verified")).exists();
+
         args[args.length - 7] = "128";  // --ctx 128: another sweep
         CliTest.Result other = CliTest.run(args);
         assertThat(other.code()).isEqualTo(1);
-        assertThat(other.err()).contains("holds another sweep");
+        assertThat(other.err()).contains("holds another sweep (its sweep.json differs in ctx (64 there, 128 here))");
     }
 }

@@ -8,6 +8,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
@@ -19,6 +20,7 @@ import java.nio.file.attribute.FileTime;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.CRC32;
 import java.util.regex.Pattern;
 
 /**
@@ -27,6 +29,11 @@ import java.util.regex.Pattern;
  * only once {@link #commit} is called; closing without a commit deletes it, so a failed write leaves no
  * output (and never a half-written one). The temporary file is created like any new file, with the
  * umask's mode (not {@code createTempFile}'s owner-only one), so every output is readable like any other.
+ *
+ * <p>A name the filesystem takes, jquant takes: when {@code .<name>.<uuid>.tmp} would pass the usual
+ * 255-byte limit on a file name, the temporary file's name holds the output name's first bytes and a
+ * CRC-32 of the whole name instead ({@link #tempStem}). Errors name the output as the caller gave it,
+ * never the temporary file.
  *
  * <p>Nothing is left behind by an interrupted run either: a shutdown hook (SIGINT, SIGTERM) deletes
  * the temporary files still open, and since a SIGKILL runs no hook, opening an output first deletes
@@ -37,6 +44,12 @@ import java.util.regex.Pattern;
 public final class AtomicOutput implements AutoCloseable {
     private static final Set<Path> OPEN = ConcurrentHashMap.newKeySet();
     private static final String UUID_PATTERN = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+    /** The longest file name (in bytes) Linux's common filesystems (ext4, XFS, Btrfs, tmpfs) and macOS's APFS take. */
+    static final int MAX_NAME_BYTES = 255;
+    /** What the temporary file's name adds to its stem: the leading dot, {@code .<uuid>} and {@code .tmp}. */
+    private static final int TEMP_NAME_OVERHEAD = 1 + 1 + 36 + 4;
+    /** What a shortened stem ends with: {@code ~} and eight hex digits of the CRC-32 of the whole name. */
+    private static final int CRC_SUFFIX = 1 + 8;
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> OPEN.forEach(tmp -> {
@@ -49,12 +62,15 @@ public final class AtomicOutput implements AutoCloseable {
     }
 
     private final Path target;
+    /** The target as the caller named it, for messages. */
+    private final Path shown;
     private final Path tmp;
     private final FileChannel channel;
     private boolean committed;
 
-    private AtomicOutput(Path target, Path tmp, FileChannel channel) {
+    private AtomicOutput(Path target, Path shown, Path tmp, FileChannel channel) {
         this.target = target;
+        this.shown = shown;
         this.tmp = tmp;
         this.channel = channel;
     }
@@ -87,23 +103,79 @@ public final class AtomicOutput implements AutoCloseable {
             Files.createDirectories(abs.getParent());
             removeStale(abs);
         } catch (IOException e) {
-            throw named(abs, e);
+            throw named(target, e);
         }
-        Path tmp = abs.resolveSibling("." + abs.getFileName() + "." + UUID.randomUUID() + ".tmp");
+        Path tmp = tempFile(abs.getParent(), abs);
         FileChannel channel = null;
         try {
             Files.createFile(tmp);
             OPEN.add(tmp);
             channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
             channel.lock();
-            return new AtomicOutput(abs, tmp, channel);
+            return new AtomicOutput(abs, target, tmp, channel);
         } catch (IOException | RuntimeException e) {
             if (channel != null) channel.close();
             Files.deleteIfExists(tmp);
             OPEN.remove(tmp);
-            if (e instanceof IOException io) throw named(abs, io);
+            if (e instanceof IOException io) throw named(target, io);
             throw e;
         }
+    }
+
+    /**
+     * Refuses, before any work, an output that could not be written: its name is longer than a file
+     * name may be, the nearest existing folder on its path is not a folder or cannot be written to (a
+     * read-only filesystem, no permission), or that filesystem has no space left. Tried by creating
+     * and deleting a temporary file of the output's own pattern there (a killed run's is swept by the
+     * next); missing folders are left to the write, which creates them.
+     */
+    public static void checkWritable(Path target) throws IOException {
+        Path abs = target.toAbsolutePath();
+        if (abs.getFileName().toString().getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+            throw new FileSystemException(target.toString(), null, "file name too long (over " + MAX_NAME_BYTES + " bytes)");
+        }
+        Path folder = abs.getParent();
+        while (folder != null && !Files.exists(folder)) folder = folder.getParent();
+        if (folder == null) return;
+        if (!Files.isDirectory(folder)) throw new FileSystemException(target.toString(), null, folder + " is not a folder");
+        Path probe = tempFile(folder, abs);
+        try {
+            Files.createFile(probe);
+            OPEN.add(probe);
+        } catch (IOException e) {
+            throw named(target, e);
+        } finally {
+            Files.deleteIfExists(probe);
+            OPEN.remove(probe);
+        }
+        if (Files.getFileStore(folder).getUsableSpace() == 0) throw new FileSystemException(target.toString(), null, "no space left on device");
+    }
+
+    /** A new temporary file's path in {@code folder} for the output {@code abs}. */
+    private static Path tempFile(Path folder, Path abs) {
+        return folder.resolve("." + tempStem(abs.getFileName().toString()) + "." + UUID.randomUUID() + ".tmp");
+    }
+
+    /**
+     * The part of the temporary file's name that stands for the output's name: the name itself, or when
+     * that would make the temporary name too long, as many of its first bytes as fit (whole characters)
+     * and {@code ~} with the CRC-32 of the whole name, so two long names sharing a beginning differ.
+     */
+    static String tempStem(String name) {
+        byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+        int room = MAX_NAME_BYTES - TEMP_NAME_OVERHEAD;
+        if (utf8.length <= room) return name;
+        int end = 0, bytes = 0;
+        while (end < name.length()) {
+            int cp = name.codePointAt(end);
+            int n = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8).length;
+            if (bytes + n > room - CRC_SUFFIX) break;
+            bytes += n;
+            end += Character.charCount(cp);
+        }
+        CRC32 crc = new CRC32();
+        crc.update(utf8);
+        return name.substring(0, end) + "~" + String.format("%08x", crc.getValue());
     }
 
     /**
@@ -111,7 +183,7 @@ public final class AtomicOutput implements AutoCloseable {
      * that no live writer holds locked.
      */
     private static void removeStale(Path target) throws IOException {
-        Pattern ours = Pattern.compile("\\." + Pattern.quote(target.getFileName().toString()) + "\\." + UUID_PATTERN + "\\.tmp");
+        Pattern ours = Pattern.compile("\\." + Pattern.quote(tempStem(target.getFileName().toString())) + "\\." + UUID_PATTERN + "\\.tmp");
         FileTime runStart = FileTime.fromMillis(ManagementFactory.getRuntimeMXBean().getStartTime());
         try (DirectoryStream<Path> siblings = Files.newDirectoryStream(target.getParent(), p -> ours.matcher(p.getFileName().toString()).matches())) {
             for (Path stale : siblings) {
@@ -131,16 +203,17 @@ public final class AtomicOutput implements AutoCloseable {
     }
 
     /**
-     * What a failed write of this output should throw: a bare I/O error (a full disk, a quota) names
-     * the target, since the platform's message ("No space left on device") does not.
+     * What a failed write of this output should throw: the error naming the output as the caller gave
+     * it, since the platform's message names the temporary file ("read-only file system") or nothing
+     * ("No space left on device").
      */
     public IOException failure(IOException e) {
-        return named(target, e);
+        return named(shown, e);
     }
 
-    private static IOException named(Path target, IOException e) {
-        if (e instanceof FileSystemException || e instanceof CheckpointException) return e;
-        FileSystemException named = new FileSystemException(target.toString(), null, InputFiles.reason(e));
+    private static IOException named(Path shown, IOException e) {
+        if (e instanceof CheckpointException) return e;
+        FileSystemException named = new FileSystemException(shown.toString(), null, InputFiles.reason(e));
         named.initCause(e);
         return named;
     }

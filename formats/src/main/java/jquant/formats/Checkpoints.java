@@ -27,7 +27,7 @@ public final class Checkpoints {
      *                  one beside it; other formats carry their own
      */
     public static Checkpoint open(Path path, Path tokenizer) throws CheckpointException {
-        if (!Files.exists(path)) throw new CheckpointException(path, "no such file or folder");
+        if (!Files.exists(path)) throw new CheckpointException(path, InputFiles.whyMissing(path, "no such file or folder"));
         if (Files.isDirectory(path) || path.getFileName().toString().endsWith(".safetensors")
                 || path.getFileName().toString().endsWith(".safetensors.index.json")) {
             rejectTokenizer(path, tokenizer);

@@ -23,13 +23,33 @@ public final class InputFiles {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(file, BasicFileAttributes.class);
-        } catch (NoSuchFileException e) {
-            throw new CheckpointException(file, "no such file");
         } catch (IOException e) {
-            throw new CheckpointException(file, "cannot read: " + reason(e));
+            String missing = whyMissing(file, null);
+            if (missing != null) throw new CheckpointException(file, missing);
+            throw new CheckpointException(file, e instanceof NoSuchFileException ? "no such file" : "cannot read: " + reason(e));
         }
         if (a.isDirectory()) throw new CheckpointException(file, "is a folder, not a file");
         if (!a.isRegularFile()) throw new CheckpointException(file, "is not a regular file (a named pipe, device or socket)");
+    }
+
+    /**
+     * Why {@code path}, which cannot be reached, cannot: a symbolic link in a loop, or one to a missing
+     * file (naming where it points), or {@code otherwise} when the path itself is missing.
+     */
+    public static String whyMissing(Path path, String otherwise) {
+        if (!Files.isSymbolicLink(path)) return otherwise;
+        try {
+            path.toRealPath();
+            return otherwise;
+        } catch (NoSuchFileException e) {
+            try {
+                return "a symbolic link to a missing file (" + Files.readSymbolicLink(path) + ")";
+            } catch (IOException unreadable) {
+                return "a symbolic link to a missing file";
+            }
+        } catch (IOException e) {
+            return "a symbolic link loop (too many levels of symbolic links)";
+        }
     }
 
     /** The whole file's bytes, after {@link #requireRegularFile}. */

@@ -1,5 +1,6 @@
 package jquant.pipeline;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -10,10 +11,12 @@ import jquant.calibration.Smoothing;
 import jquant.calibration.StatsSmoothing;
 import jquant.calibration.allocation.BitAllocation;
 import jquant.formats.AtomicOutput;
+import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.InputFiles;
 import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
 import jquant.quantize.BitPlan;
@@ -50,7 +53,9 @@ import java.util.Set;
  * </pre>
  * Every file is written whole or not at all, so a sweep stopped anywhere resumes where it stopped:
  * whatever exists is kept (a done cell is skipped), and a folder made for another model, text, ctx
- * or calibration is refused rather than mixed in.
+ * or calibration is refused rather than mixed in. A kept packed file is first checked against its own
+ * layer checksums (a read of the file, far cheaper than packing it): one that fails is redone, with
+ * its verification and evaluations, and the listener told why.
  */
 public final class Sweep {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -98,6 +103,9 @@ public final class Sweep {
         /** A cell is about to be worked on: {@code step} of {@code steps} ("pack", "verify", "eval"). */
         void working(Cell cell, String step);
 
+        /** A packed file kept from an earlier run failed its checksums ({@code reason}); it is deleted with what was made from it, and redone. */
+        void redoing(Path packed, String reason);
+
         /** A cell has its evaluation; {@code resumed} if it was there already. */
         void cellDone(Cell cell, EvalResult result, boolean resumed, int done, int total);
     }
@@ -122,6 +130,7 @@ public final class Sweep {
                     Path dir = o.out().resolve(method.label() + "-" + QualityReport.trim(budget));
                     Files.createDirectories(dir);
                     Path packed = dir.resolve("model.jqw");
+                    recheck(dir, packed, listener);
                     for (PackedModelLoader.Mode mode : o.modes()) {
                         Cell cell = new Cell(method, budget, mode);
                         Path json = dir.resolve("eval-" + modeLabel(mode) + ".json");
@@ -161,6 +170,26 @@ public final class Sweep {
             return stats;
         }
         return Calibrator.calibrate(checkpoint, calibrationText, o.calibration(), statsFile, listener::calibrating);
+    }
+
+    /**
+     * A packed file kept from an earlier run, checked against its layer checksums: a changed one is
+     * deleted with its {@code verified} mark and evaluations, so that the cell is made again.
+     */
+    private static void recheck(Path dir, Path packed, Listener listener) throws IOException {
+        if (!Files.exists(packed)) return;
+        try (JqwFile checked = JqwFile.open(packed)) {
+            return;
+        } catch (CheckpointException e) {
+            listener.redoing(packed, e.getMessage());
+        }
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.equals("verified") || (name.startsWith("eval-") && name.endsWith(".json"))) Files.delete(f);
+            }
+        }
+        Files.delete(packed);
     }
 
     /** Allocates, packs and verifies one method at one budget, each step skipped if its file is there. */
@@ -209,14 +238,30 @@ public final class Sweep {
         Path file = out.resolve("sweep.json");
         if (Files.exists(file)) {
             // Compared as read back, so that a number compares equal whatever Java type wrote it.
-            if (!JSON.readTree(InputFiles.readAllBytes(file)).equals(JSON.readTree(manifest))) {
-                throw new IllegalArgumentException(out + " holds another sweep (its sweep.json differs: model, texts, ctx, keep or calibration); "
+            JsonNode there = JSON.readTree(InputFiles.readAllBytes(file)), here = JSON.readTree(manifest);
+            if (!there.equals(here)) {
+                throw new IllegalArgumentException(out + " holds another sweep (its sweep.json differs in " + differences(there, here) + "); "
                         + "use another --out or delete it");
             }
             return;
         }
         Files.createDirectories(out);
         AtomicOutput.write(file, w -> w.write(manifest));
+    }
+
+    /** The manifest fields in which {@code there} (the folder's) and {@code here} (this run's) differ, with both values; a text by name. */
+    private static String differences(JsonNode there, JsonNode here) {
+        Set<String> fields = new java.util.LinkedHashSet<>();
+        here.fieldNames().forEachRemaining(fields::add);
+        there.fieldNames().forEachRemaining(fields::add);
+        List<String> differing = new ArrayList<>();
+        for (String f : fields) {
+            JsonNode a = there.path(f), b = here.path(f);
+            if (a.equals(b)) continue;
+            boolean text = f.equals("data") || f.equals("calibrationData");
+            differing.add(text ? f + " (another text)" : f + " (" + (a.isMissingNode() ? "absent" : a.asText()) + " there, " + (b.isMissingNode() ? "absent" : b.asText()) + " here)");
+        }
+        return String.join(", ", differing);
     }
 
     private static String title(Options o) {

@@ -58,11 +58,11 @@ public final class TernaryModelWriter {
     /** Key of a T2P file's note to third-party readers. */
     public static final String THIRD_PARTY_KEY = KEY_PREFIX + "third_party_readers";
     static final String THIRD_PARTY_NOTE = "tensor type 1000 (T2P) is jquant's own row-pair layout: llama.cpp and other ggml-based "
-            + "readers refuse this file; jquant repack --format tq2_0 writes one they load";
+            + "readers refuse this file; jquant repack --type tq2_0 writes one they load";
 
     private TernaryModelWriter() {}
 
-    /** The ternary GGUF types a model can be written in, by their {@code --format} / {@code --type} name. */
+    /** The ternary GGUF types a model can be written in, by their {@code --type} name. */
     public enum Format {
         pq2_0(DType.PQ2_0), tq2_0(DType.TQ2_0), ptq1_0(DType.PTQ1_0), t2p(DType.T2P);
 
@@ -235,9 +235,9 @@ public final class TernaryModelWriter {
      * A ternary model (any checkpoint format whose block matrices are ternary) converted to the ternary
      * layout {@code format} ({@code t2p}, {@code pq2_0}, {@code ptq1_0}, {@code tq2_0}).
      */
-    public static Summary repack(Path model, Path out, String format, Listener listener) throws IOException {
+    public static Summary repack(Path model, Path tokenizer, Path out, String format, Listener listener) throws IOException {
         Format target = Format.parse(format);
-        try (Checkpoint c = Checkpoints.open(model, null)) {
+        try (Checkpoint c = Checkpoints.open(model, tokenizer)) {
             return repack(c, model, out, target, listener);
         }
     }
@@ -272,6 +272,11 @@ public final class TernaryModelWriter {
             } catch (T2pShapeException e) {
                 kept.add(keep(listener, written, t, e.getMessage() + ", kept " + t.dtype()));
             }
+        }
+        // A repack that stores nothing in the layout asked for is a copy under a misleading name: refused.
+        if (repacked.isEmpty()) {
+            throw new CheckpointException(model, "nothing to repack: no block matrix can be stored as " + target
+                    + (kept.isEmpty() ? " (the model has none)" : " (" + kept.getFirst() + (kept.size() > 1 ? ", and " + (kept.size() - 1) + " more" : "") + ")"));
         }
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>(source);
         GgufFileType.put(kv, target);
