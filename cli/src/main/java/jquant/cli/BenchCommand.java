@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import jquant.bench.AllocatorBench;
 import jquant.bench.DecodeBench;
+import jquant.bench.KernelFamilyBench;
 import jquant.bench.PrefillBench;
 import jquant.bench.RuntimeBench;
 import jquant.bench.TernaryBench;
@@ -29,6 +30,7 @@ import jquant.reports.Evaluation;
 import jquant.runtime.Compute;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
+import jquant.runtime.nativelib.KernelSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -45,7 +47,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "bench", description = "Benchmarks; each prints ratios against a baseline measured in the same run.",
         subcommands = {BenchCommand.Model.class, BenchCommand.Decode.class, BenchCommand.Prefill.class, BenchCommand.Ttft.class,
-                BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class})
+                BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class,
+                BenchCommand.Kernels.class})
 final class BenchCommand {
 
     /** Model shapes {@code bench model} generates. */
@@ -261,7 +264,8 @@ final class BenchCommand {
             command.add(ProcessHandle.current().info().command().orElse("java"));
             command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
-            List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels", options.kernels.name()));
+            List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels",
+                    options.kernels.name() + "," + KernelSource.chosen().name()));
             if (options.tokenizer != null) modelArgs.addAll(List.of("--tokenizer", options.tokenizer.toString()));
             PrintStream out = System.out;
             out.printf("ttft: %s, prompt of %d tokens, %d runs per case (median)%n", model, promptTokens, repeats);
@@ -307,6 +311,18 @@ final class BenchCommand {
         @Override
         public Integer call() {
             TernaryBench.main(quick ? new String[] {"--quick"} : new String[0]);
+            return 0;
+        }
+    }
+
+    @Command(name = "kernels", description = "Each ternary format's kernel families (Java, native per instruction set) on the same bytes, alternating in one JVM: decode and prefill")
+    static final class Kernels implements Callable<Integer> {
+        @Option(names = "--quick", description = "Four layers instead of 22, fewer rounds.")
+        boolean quick;
+
+        @Override
+        public Integer call() {
+            KernelFamilyBench.main(quick ? new String[] {"--quick"} : new String[0]);
             return 0;
         }
     }

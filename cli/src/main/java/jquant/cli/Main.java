@@ -1,6 +1,7 @@
 package jquant.cli;
 
 import jquant.runtime.kernels.VectorWidth;
+import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.kernels.WorkerPool;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -93,9 +94,18 @@ public final class Main {
     private static void configure(CommandLine.ParseResult parsed) {
         Integer threads = null;
         boolean verbose = false;
+        String kernels = null;
         for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
             if (p.hasMatchedOption("--threads")) threads = p.matchedOptionValue("--threads", null);
             verbose |= p.hasMatchedOption("--verbose");
+            if (p.hasMatchedOption("--kernels")) kernels = p.matchedOption("--kernels").stringValues().getFirst();
+        }
+        if (kernels != null) {
+            try {
+                KernelSource.use(ModelOptions.Kernels.parse(kernels).source());
+            } catch (IllegalStateException e) {
+                throw new CommandLine.ExecutionException(parsed.asCommandLineList().getLast(), e.getMessage(), e);
+            }
         }
         if (threads != null) {
             if (threads < 1) {
@@ -104,7 +114,8 @@ public final class Main {
             WorkerPool.useThreads(threads);
         }
         if (verbose) {
-            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads%n", VectorWidth.describe(), WorkerPool.commonThreads());
+            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads; %s%n", VectorWidth.describe(), WorkerPool.commonThreads(),
+                    KernelSource.describe());
         }
     }
 

@@ -17,6 +17,7 @@ import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.runtime.ternary.T2pMatrix;
+import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
 import jquant.runtime.ternary.Tq2Matrix;
 
@@ -84,7 +85,7 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         String from;
         switch (tensor.dtype()) {
             case T2P -> {
-                return ternary(new T2pMatrix(tensor.data(), rows, cols, pool), name, "stored as T2P");
+                return ternary(TernaryKernels.t2p(tensor.data(), rows, cols, pool), name, "stored as T2P");
             }
             case PTQ1_0 -> {
                 if (layout == Layout.STOCK) return ternary(new Ptq1Matrix(tensor.data(), rows, cols, pool), name, "stored as PTQ1_0");

@@ -24,7 +24,7 @@ import jquant.runtime.kernels.WorkerPool;
  * measured speed is stopping the warm-up before C2 has compiled the kernels: on a busy machine that
  * took several seconds, and prefill measured after two calls ran at a tenth of its speed.
  */
-public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix {
+public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix, NativeT2pMatrix {
 
     /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
     static String vectorWidth() { return Simd.describe(); }
@@ -98,7 +98,7 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
     static Selection select(String name, MemorySegment pq2, int rows, int cols, WorkerPool pool) {
         try {
             byte[] t2p = T2pRepacker.repack(name, pq2.toArray(ValueLayout.JAVA_BYTE), rows, cols);
-            return new Selection(new T2pMatrix(offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
+            return new Selection(TernaryKernels.t2p(offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
         } catch (T2pShapeException e) {
             return new Selection(new Pq2Matrix(pq2, rows, cols, pool), e.getMessage());
         }

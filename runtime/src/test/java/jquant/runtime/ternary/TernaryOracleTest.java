@@ -15,6 +15,7 @@ import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.WorkerPool;
+import jquant.runtime.nativelib.NativeKernels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,14 +23,32 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The integer oracle: every kernel (vector and scalar twin, decode and prefill) against a plain loop
- * over the ternary codes, exactly — integer block dots compared before any float, then the floats
- * of the shared formula compared bit for bit. {@code ./run-tests} runs this class again with the JVM
- * limited to 256- and 128-bit vectors, so every kernel width is checked on one machine.
+ * The integer oracle: every kernel (vector and scalar twin, decode and prefill; the Java kernels and
+ * the C library's for each instruction set this CPU runs) against a plain loop over the ternary
+ * codes, exactly — integer block dots compared before any float, then the floats of the shared
+ * formula compared bit for bit. {@code ./run-tests} runs this class again with the JVM limited to 256-
+ * and 128-bit vectors, so every Java kernel width is checked on one machine (the native ones are
+ * 512-bit AVX-512, 256-bit AVX2 and 128-bit NEON by instruction set).
  */
 class TernaryOracleTest {
 
     enum Format { PQ2_0, TQ2_0, T2P, PTQ1_0 }
+
+    /** A format's kernels: the Java ones ({@code isa} null), or the C library's for one instruction set. */
+    record Kernels(Format format, NativeKernels isa) {
+        @Override
+        public String toString() { return isa == null ? format.name() : format + " " + isa.isa(); }
+    }
+
+    /** Every format's Java kernels, and its native ones for each instruction set this CPU runs. */
+    static List<Kernels> kernels() {
+        List<Kernels> all = new ArrayList<>();
+        for (Format f : Format.values()) {
+            all.add(new Kernels(f, null));
+            if (f == Format.T2P) for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa));
+        }
+        return all;
+    }
 
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
@@ -94,6 +113,16 @@ class TernaryOracleTest {
         return y;
     }
 
+    static TernaryMatrix pack(Kernels k, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
+        if (k.isa() != null) {
+            return switch (k.format()) {
+                case T2P -> new NativeT2pMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool, k.isa());
+                default -> throw new IllegalArgumentException("no native kernels for " + k.format());
+            };
+        }
+        return pack(k.format(), t, pool);
+    }
+
     static TernaryMatrix pack(Format f, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
         return switch (f) {
             case PQ2_0 -> new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), t.rows(), t.cols(), pool);
@@ -110,7 +139,7 @@ class TernaryOracleTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
-        for (Format f : Format.values())
+        for (Kernels f : kernels())
             for (int rows : new int[] {4, 8, 12})
                 for (int cols : new int[] {256, 512, 1024})
                     for (Activations a : Activations.values())
@@ -120,9 +149,9 @@ class TernaryOracleTest {
 
     @ParameterizedTest(name = "{0} {1}×{2} {3} width {4}")
     @MethodSource("cases")
-    void kernelsEqualThePlainLoopExactly(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+    void kernelsEqualThePlainLoopExactly(Kernels f, int rows, int cols, Activations kind, int width) throws Exception {
         long seed = 31L * rows + 7L * cols + width + 1000L * kind.ordinal();
-        TernaryTensor t = codesFor(f, seed, rows, cols);
+        TernaryTensor t = codesFor(f.format(), seed, rows, cols);
         Random rnd = new Random(seed + 1);
         ActivationBlocks[] xs = new ActivationBlocks[width];
         for (int c = 0; c < width; c++) xs[c] = column(kind, cols, rnd);
@@ -145,8 +174,8 @@ class TernaryOracleTest {
 
     static Stream<Arguments> oddBlockCounts() {
         List<Arguments> all = new ArrayList<>();
-        for (Format f : Format.values())
-            for (int cols : f == Format.TQ2_0 ? new int[] {256, 768, 1280, 2304} : new int[] {128, 384, 640, 1152})
+        for (Kernels f : kernels())
+            for (int cols : f.format() == Format.TQ2_0 ? new int[] {256, 768, 1280, 2304} : new int[] {128, 384, 640, 1152})
                 for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, cols, Activations.RANDOM, width));
         return all.stream();
     }
@@ -154,21 +183,21 @@ class TernaryOracleTest {
     /** Blocks per row not a multiple of the kernels' loop units (up to 32 blocks per tree at 512 bits). */
     @ParameterizedTest(name = "{0} {1}×{2} width {4}")
     @MethodSource("oddBlockCounts")
-    void oddBlockCountsAreExactToo(Format f, int rows, int cols, Activations kind, int width) throws Exception {
+    void oddBlockCountsAreExactToo(Kernels f, int rows, int cols, Activations kind, int width) throws Exception {
         kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
     }
 
     /** Shapes that cross the kernels' tiling: more rows than a batch, more blocks than a decode chunk. */
     @ParameterizedTest(name = "{0} {1}×{2}")
     @MethodSource("tiledShapes")
-    void tilesAndBatchesAreExact(Format f, int rows, int cols) throws Exception {
-        TernaryTensor t = codesFor(f, rows + cols, rows, cols);
+    void tilesAndBatchesAreExact(Kernels f, int rows, int cols) throws Exception {
+        TernaryTensor t = codesFor(f.format(), rows + cols, rows, cols);
         Random rnd = new Random(cols);
         ActivationBlocks[] xs = new ActivationBlocks[5];
         for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
         for (WorkerPool pool : new WorkerPool[] {INLINE, TWO_THREADS}) {
             TernaryMatrix m = pack(f, t, pool);
-            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
+            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs, more(xs, 37, cols)}) {
                 int[][] got = m.blockDots(batch);
                 float[][] y = m.multiply(batch);
                 for (int c = 0; c < batch.length; c++) {
@@ -180,9 +209,17 @@ class TernaryOracleTest {
         }
     }
 
+    /** {@code n} random columns, the first ones those of {@code xs}: a batch longer than the kernels' column tiles. */
+    static ActivationBlocks[] more(ActivationBlocks[] xs, int n, int cols) {
+        ActivationBlocks[] all = java.util.Arrays.copyOf(xs, n);
+        Random rnd = new Random(n);
+        for (int c = xs.length; c < n; c++) all[c] = column(c % 2 == 0 ? Activations.RANDOM : Activations.EXTREME, cols, rnd);
+        return all;
+    }
+
     static Stream<Arguments> tiledShapes() {
         int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
-        return Stream.of(Format.values()).map(f -> Arguments.of(f, rows, cols));
+        return kernels().stream().map(f -> Arguments.of(f, rows, cols));
     }
 
     @Test
@@ -196,7 +233,8 @@ class TernaryOracleTest {
         }
         TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
         ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
-        for (Format f : new Format[] {Format.T2P, Format.PQ2_0}) {
+        for (Kernels f : kernels()) {
+            if (f.format() != Format.T2P && f.format() != Format.PQ2_0) continue;
             TernaryMatrix m = pack(f, t, INLINE);
             assertThat(m.multiply(x)[0]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
             assertThat(m.multiply(x, x)[1]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
@@ -212,12 +250,15 @@ class TernaryOracleTest {
         data[136 + 2 * 2 + 1] = (byte) 0x7C;
         data[2 * 3] = 0x01;                     // row 3 of the first block: a NaN
         data[2 * 3 + 1] = (byte) 0xFE;
-        TernaryMatrix m = new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE);
         ActivationBlocks x = column(Activations.RANDOM, 256, new Random(80));
-        assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
-        assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
-        assertThat(m.multiply(x)[0][2]).isInfinite();
-        assertThat(m.multiply(x)[0][3]).isNaN();
+        List<TernaryMatrix> matrices = new ArrayList<>(List.of(new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE)));
+        for (NativeKernels isa : NativeKernels.supported()) matrices.add(new NativeT2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE, isa));
+        for (TernaryMatrix m : matrices) {
+            assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
+            assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
+            assertThat(m.multiply(x)[0][2]).isInfinite();
+            assertThat(m.multiply(x)[0][3]).isNaN();
+        }
     }
 
     @Test
@@ -227,7 +268,7 @@ class TernaryOracleTest {
         ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
                 column(Activations.RANDOM, 1024, rnd)};
         TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
-        assertThat(sel.matrix()).isInstanceOf(T2pMatrix.class);
+        assertThat(sel.matrix()).isInstanceOfAny(T2pMatrix.class, NativeT2pMatrix.class);
         TernaryMatrix stock = new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
         assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
         assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
