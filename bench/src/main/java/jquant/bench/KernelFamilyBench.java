@@ -9,13 +9,15 @@ import java.util.List;
 import jquant.runtime.TernaryLinearWeights;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.ternary.LutMatrix;
 import jquant.runtime.ternary.NativeT2pMatrix;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
 
 /**
- * The kernel families of one stored format side by side in one JVM: the Java kernels and the C
- * library's for each instruction set this CPU runs, on the same bytes (22 layers of TinyLlama-1.1B
+ * The kernel families of one stored format side by side in one JVM: the Java kernels, the Java
+ * table-lookup ones (on a copy repacked at load) and the C library's for each instruction set this
+ * CPU runs, on the same bytes (22 layers of TinyLlama-1.1B
  * shapes, random codes, each matrix its own off-heap memory as a mapped file's tensors are). Decode
  * runs rounds of one token per family in turn, so a change in the shared machine's load hits all
  * alike, and prints each family's best and median round with its ratio to the Java kernels' and to a
@@ -36,7 +38,7 @@ public final class KernelFamilyBench {
     public static void main(String[] args) {
         boolean quick = List.of(args).contains("--quick");
         int layers = quick ? 4 : TernaryBench.LAYERS, rounds = quick ? 8 : 24;
-        List<Family> t2p = new ArrayList<>(List.of(new Family("T2P java", T2pMatrix::new)));
+        List<Family> t2p = new ArrayList<>(List.of(new Family("T2P java", T2pMatrix::new), new Family("T2P LUT (java)", LutMatrix::new)));
         for (NativeKernels k : NativeKernels.supported()) {
             t2p.add(new Family("T2P " + k.isa().name().toLowerCase(java.util.Locale.ROOT), (d, r, c, p) -> new NativeT2pMatrix(d, r, c, p, k)));
         }

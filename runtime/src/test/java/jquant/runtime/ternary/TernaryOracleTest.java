@@ -34,18 +34,21 @@ class TernaryOracleTest {
 
     enum Format { PQ2_0, TQ2_0, T2P, PTQ1_0 }
 
-    /** A format's kernels: the Java ones ({@code isa} null), or the C library's for one instruction set. */
-    record Kernels(Format format, NativeKernels isa) {
+    /** A format's kernels: the Java ones ({@code isa} null), the table-lookup ones ({@code lut}), or the C library's for one instruction set. */
+    record Kernels(Format format, NativeKernels isa, boolean lut) {
         @Override
-        public String toString() { return isa == null ? format.name() : format + " " + isa.isa(); }
+        public String toString() { return isa != null ? format + " " + isa.isa() : lut ? format + " LUT" : format.name(); }
     }
 
-    /** Every format's Java kernels, and its native ones for each instruction set this CPU runs. */
+    /** Every format's Java kernels, and its table-lookup and native ones for each instruction set this CPU runs. */
     static List<Kernels> kernels() {
         List<Kernels> all = new ArrayList<>();
         for (Format f : Format.values()) {
-            all.add(new Kernels(f, null));
-            if (f == Format.T2P) for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa));
+            all.add(new Kernels(f, null, false));
+            if (f == Format.T2P) {
+                all.add(new Kernels(f, null, true));
+                for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa, false));
+            }
         }
         return all;
     }
@@ -114,6 +117,7 @@ class TernaryOracleTest {
     }
 
     static TernaryMatrix pack(Kernels k, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
+        if (k.lut()) return new LutMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool);
         if (k.isa() != null) {
             return switch (k.format()) {
                 case T2P -> new NativeT2pMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool, k.isa());
