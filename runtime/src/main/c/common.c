@@ -22,16 +22,26 @@ JQK_EXPORT int32_t jq_isas(void) {
     return isas;
 }
 
+/* Each block's sum of q and scale four times (lane 4k + r of a chunk), after the blocks' activations. */
+static void sums_and_scales(const int32_t *sums, const float *scales, int32_t blocks, int8_t *after) {
+    int32_t *sums4 = (int32_t *) after;
+    float *scales4 = (float *) (sums4 + 4 * blocks);
+    for (int32_t b = 0; b < blocks; b++) {
+        for (int r = 0; r < 4; r++) {
+            sums4[4 * b + r] = sums[b];
+            scales4[4 * b + r] = scales[b];
+        }
+    }
+}
+
 /*
  * A column of int8 activations q (blocks x 128) with each block's sum of q and scale, as the T2P
- * kernels read it (T2P_COLUMN bytes per block, see jqk.h): per block, slot s (0..3), word wd (0..3),
+ * kernels read it (T2P_ACT + 32 bytes per block, see jqk.h): per block, slot s (0..3), word wd (0..3),
  * 16 bytes = the activations of weights 32wd + 8s + (j mod 8), j = 0..15 (both rows of a pair read
  * them). Every instruction set uses this arrangement: a 512-bit register holds the four words of a
  * slot, a 256-bit one two, a 128-bit one one.
  */
 JQK_EXPORT void jq_t2p_arrange(const int8_t *q, const int32_t *sums, const float *scales, int32_t blocks, int8_t *column) {
-    int32_t *sums4 = (int32_t *) (column + (int64_t) blocks * T2P_ACT);
-    float *scales4 = (float *) (sums4 + 4 * blocks);
     for (int32_t b = 0; b < blocks; b++) {
         for (int s = 0; s < 4; s++) {
             for (int wd = 0; wd < 4; wd++) {
@@ -41,9 +51,21 @@ JQK_EXPORT void jq_t2p_arrange(const int8_t *q, const int32_t *sums, const float
                 memcpy(dst + 8, src, 8);
             }
         }
-        for (int r = 0; r < 4; r++) {
-            sums4[4 * b + r] = sums[b];
-            scales4[4 * b + r] = scales[b];
+    }
+    sums_and_scales(sums, scales, blocks, column + (int64_t) blocks * T2P_ACT);
+}
+
+/*
+ * The same for the TQ2_0 kernels (TQ2_ACT + 32 bytes per 128-block): per 256-block, slot s (0..3) =
+ * the activations of weights 32s .. 32s+31, then 128 + 32s .. 128 + 32s + 31 (the weights of code
+ * bytes 0..63 at bits 2s).
+ */
+JQK_EXPORT void jq_tq2_arrange(const int8_t *q, const int32_t *sums, const float *scales, int32_t blocks, int8_t *column) {
+    for (int32_t b = 0; b < blocks / 2; b++) {
+        for (int s = 0; s < 4; s++) {
+            memcpy(column + 256 * b + 64 * s, q + 256 * b + 32 * s, 32);
+            memcpy(column + 256 * b + 64 * s + 32, q + 256 * b + 128 + 32 * s, 32);
         }
     }
+    sums_and_scales(sums, scales, blocks, column + (int64_t) blocks * TQ2_ACT);
 }

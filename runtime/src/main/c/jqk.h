@@ -34,6 +34,40 @@
 #define T2P_ACT 256
 #define T2P_COLUMN (T2P_ACT + 32)
 
+/* TQ2_0 (ggml; jquant.formats.quant.Tq2Block): 256 weights in 66 bytes, 64 code bytes then an fp16
+   scale; in each 128-half, byte m holds weights m, m + 32, m + 64, m + 96 at bits 0, 2, 4, 6.
+   Arranged activations per 256-block: slot s = [x[32s .. +31], x[128 + 32s .. +31]], 64 bytes. */
+#define TQ2_BYTES 66
+#define TQ2_SCALE 64
+#define TQ2_ACT 128
+
 static inline int64_t jqk_load64(const void *p) { int64_t v; memcpy(&v, p, 8); return v; }
+static inline uint16_t jqk_load16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+/* Padding past a matrix's last block: zero codes and zero scales add nothing. */
+static const uint8_t jqk_zeros[256] __attribute__((aligned(64)));
+
+/* Chunk j (128-blocks 4j .. 4j+3) of T2P row group g: p[i] = block 4j + i, zeros past the last; the real count. */
+static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks,
+                                                           int32_t g, int32_t j, const uint8_t *p[8]) {
+    (void) rows;
+    (void) rowBytes;
+    int m = blocks - 4 * j < 4 ? blocks - 4 * j : 4;
+    for (int i = 0; i < 4; i++) p[i] = i < m ? w + ((int64_t) g * blocks + 4 * j + i) * T2P_BYTES : jqk_zeros;
+    return m;
+}
+
+/* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0
+   block 2j + b, zeros past the last; the real count of 128-blocks (2 or 4). */
+static inline __attribute__((always_inline)) int tq2_where(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks,
+                                                           int32_t g, int32_t j, const uint8_t *p[8]) {
+    int m = blocks - 4 * j < 4 ? blocks - 4 * j : 4;
+    for (int r = 0; r < 4; r++) {
+        int32_t row = 4 * g + r < rows ? 4 * g + r : 4 * g;
+        p[2 * r] = w + row * rowBytes + (int64_t) 2 * j * TQ2_BYTES;
+        p[2 * r + 1] = m > 2 ? p[2 * r] + TQ2_BYTES : jqk_zeros;
+    }
+    return m;
+}
 
 #endif

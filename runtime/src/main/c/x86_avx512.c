@@ -12,64 +12,116 @@
 #define VEC_F4_STORE(p, v) _mm_storeu_ps(p, v)
 
 /*
- * 16 times the sum of u * q over one T2P pair (64 code bytes = 4 words of 16) against a block's
- * arranged activations: per 128-bit word, int lanes 0, 1 hold row a's partial sums, lanes 2, 3 row
- * b's. Masks 0x03 and 0x30 take slots 0 and 2 (as u and 16u) from the codes and slots 1 and 3 from the
- * codes shifted by 2, so one shift serves four slots; the u and 16u sums meet at the end.
+ * 16 times the sums of u * q of 64 code bytes (four 2-bit slots each) against four slot vectors of
+ * activations x[0..3]: masks 0x03 and 0x30 take slots 0 and 2 (as u and 16u) from the codes and slots
+ * 1 and 3 from the codes shifted by 2, so one shift serves four slots; the u and 16u sums meet at the
+ * end. Each int lane sums four adjacent bytes' products.
  */
-static inline __attribute__((always_inline)) __m512i t2p_pair(const uint8_t *p, const int8_t *x) {
+static inline __attribute__((always_inline)) __m512i slots4(__m512i c, const int8_t *x0, const int8_t *x1, const int8_t *x2, const int8_t *x3) {
     const __m512i lo = _mm512_set1_epi8(0x03), hi = _mm512_set1_epi8(0x30);
-    __m512i c = _mm512_loadu_si512(p), c2 = _mm512_srli_epi16(c, 2);
-    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, lo), _mm512_loadu_si512(x));
-    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, hi), _mm512_loadu_si512(x + 128));
-    a = _mm512_dpbusd_epi32(a, _mm512_and_si512(c2, lo), _mm512_loadu_si512(x + 64));
-    b = _mm512_dpbusd_epi32(b, _mm512_and_si512(c2, hi), _mm512_loadu_si512(x + 192));
+    __m512i c2 = _mm512_srli_epi16(c, 2);
+    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, lo), _mm512_loadu_si512(x0));
+    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, hi), _mm512_loadu_si512(x2));
+    a = _mm512_dpbusd_epi32(a, _mm512_and_si512(c2, lo), _mm512_loadu_si512(x1));
+    b = _mm512_dpbusd_epi32(b, _mm512_and_si512(c2, hi), _mm512_loadu_si512(x3));
     return _mm512_add_epi32(_mm512_slli_epi32(a, 4), b);
 }
 
-/* [x w0+w2, x w1+w3, y w0+w2, y w1+w3] in 128-bit words. */
-static inline __attribute__((always_inline)) __m512i fold_words(__m512i x, __m512i y) {
+/* [x q0+q2, x q1+q3, y q0+q2, y q1+q3] in 128-bit quarters. */
+static inline __attribute__((always_inline)) __m512i fold_alternate(__m512i x, __m512i y) {
     return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
 }
 
-/* Two fold_words results of blocks (0, 1) and (2, 3) -> one 128-bit word per block. */
-static inline __attribute__((always_inline)) __m512i fold_pairs(__m512i s, __m512i t) {
-    return _mm512_add_epi32(_mm512_shuffle_i32x4(s, t, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_i32x4(s, t, _MM_SHUFFLE(3, 1, 3, 1)));
+/* [x q0+q1, x q2+q3, y q0+q1, y q2+q3] in 128-bit quarters. */
+static inline __attribute__((always_inline)) __m512i fold_adjacent(__m512i x, __m512i y) {
+    return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* Per 128-bit word i (block i): [row 0, row 1, row 2, row 3] from pair 0's word (a, a, b, b) in t
-   and pair 1's in u. */
-static inline __attribute__((always_inline)) __m512i rows_of(__m512i t, __m512i u) {
+/* Per 128-bit quarter: [t l0+l1, t l2+l3, u l0+l1, u l2+l3]. */
+static inline __attribute__((always_inline)) __m512i sum_lane_pairs(__m512i t, __m512i u) {
     __m512 tf = _mm512_castsi512_ps(t), uf = _mm512_castsi512_ps(u);
     return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(tf, uf, _MM_SHUFFLE(2, 0, 2, 0))),
                             _mm512_castps_si512(_mm512_shuffle_ps(tf, uf, _MM_SHUFFLE(3, 1, 3, 1))));
 }
 
-/* 16 times the sums of u * q of a chunk of four blocks against one column: lane 4i + r = block i, row r. */
-static inline __attribute__((always_inline)) __m512i t2p_column(const uint8_t *const blk[4], const int8_t *const act[4]) {
-    __m512i a0 = t2p_pair(blk[0] + T2P_CODES, act[0]), a1 = t2p_pair(blk[1] + T2P_CODES, act[1]);
-    __m512i a2 = t2p_pair(blk[2] + T2P_CODES, act[2]), a3 = t2p_pair(blk[3] + T2P_CODES, act[3]);
-    __m512i b0 = t2p_pair(blk[0] + T2P_CODES + T2P_PAIR, act[0]), b1 = t2p_pair(blk[1] + T2P_CODES + T2P_PAIR, act[1]);
-    __m512i b2 = t2p_pair(blk[2] + T2P_CODES + T2P_PAIR, act[2]), b3 = t2p_pair(blk[3] + T2P_CODES + T2P_PAIR, act[3]);
-    return rows_of(fold_pairs(fold_words(a0, a1), fold_words(a2, a3)), fold_pairs(fold_words(b0, b1), fold_words(b2, b3)));
-}
-
-/* The chunk against one or two columns (the second's code loads and masks are the first's, reused). */
-static inline __attribute__((always_inline)) void t2p_chunk(const uint8_t *const blk[4], const int8_t *const act0[4],
-                                                            const int8_t *const act1[4], int two, __m512i *r0, __m512i *r1) {
-    *r0 = t2p_column(blk, act0);
-    if (two) *r1 = t2p_column(blk, act1);
-}
-
-/* The shared formula's terms of a chunk: (float) dot * (d * xs), dot = r / 16 - sum(q), exact. */
-static inline __attribute__((always_inline)) void t2p_terms(__m512i r, const uint8_t *const blk[4], const int32_t *sums4, const float *xs4, float *terms) {
+/* The terms (float) dot * (d * xs), dot = r / 16 - sum(q), of a chunk whose 16 fp16 scales (lane 4k + r) are d16. */
+static inline __attribute__((always_inline)) void quad_terms(__m512i r, __m256i d16, const int32_t *sums4, const float *xs4, float *terms) {
     __m512i dot = _mm512_sub_epi32(_mm512_srai_epi32(r, 4), _mm512_loadu_si512(sums4));
-    __m512 d = _mm512_cvtph_ps(_mm256_set_epi64x(jqk_load64(blk[3]), jqk_load64(blk[2]), jqk_load64(blk[1]), jqk_load64(blk[0])));
-    _mm512_store_ps(terms, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_loadu_ps(xs4))));
+    _mm512_store_ps(terms, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_cvtph_ps(d16), _mm512_loadu_ps(xs4))));
 }
 
-static inline __attribute__((always_inline)) void t2p_dots(__m512i r, const int32_t *sums4, int32_t *dots) {
+static inline __attribute__((always_inline)) void quad_dots(__m512i r, const int32_t *sums4, int32_t *dots) {
     _mm512_storeu_si512(dots, _mm512_sub_epi32(_mm512_srai_epi32(r, 4), _mm512_loadu_si512(sums4)));
 }
 
-#include "t2p_drivers.h"
+/* ---------------------------------------------------------------- T2P */
+
+/* One T2P pair (64 code bytes = 4 words of 16): per 128-bit word, lanes 0, 1 row a, lanes 2, 3 row b. */
+static inline __attribute__((always_inline)) __m512i t2p_pair(const uint8_t *p, const int8_t *x) {
+    return slots4(_mm512_loadu_si512(p), x, x + 64, x + 128, x + 192);
+}
+
+/* 16 times the sums of a chunk of four T2P blocks against one column: lane 4k + r = block k, row r. */
+static inline __attribute__((always_inline)) __m512i t2p_column(const uint8_t *const p[8], int m, const int8_t *a) {
+    const int8_t *x1 = a + (m > 1 ? T2P_ACT : 0), *x2 = a + (m > 2 ? 2 * T2P_ACT : 0), *x3 = a + (m > 3 ? 3 * T2P_ACT : 0);
+    __m512i a0 = t2p_pair(p[0] + T2P_CODES, a), a1 = t2p_pair(p[1] + T2P_CODES, x1);
+    __m512i a2 = t2p_pair(p[2] + T2P_CODES, x2), a3 = t2p_pair(p[3] + T2P_CODES, x3);
+    __m512i b0 = t2p_pair(p[0] + T2P_CODES + T2P_PAIR, a), b1 = t2p_pair(p[1] + T2P_CODES + T2P_PAIR, x1);
+    __m512i b2 = t2p_pair(p[2] + T2P_CODES + T2P_PAIR, x2), b3 = t2p_pair(p[3] + T2P_CODES + T2P_PAIR, x3);
+    /* fold_alternate: per block, words 0+2 and 1+3; fold_adjacent: one quarter per block; then rows (a, a, b, b) -> rows 0..3 */
+    return sum_lane_pairs(fold_adjacent(fold_alternate(a0, a1), fold_alternate(a2, a3)), fold_adjacent(fold_alternate(b0, b1), fold_alternate(b2, b3)));
+}
+
+static inline __attribute__((always_inline)) void t2p_chunk(const uint8_t *const p[8], int m, const int8_t *a0, const int8_t *a1,
+                                                            int two, __m512i *r0, __m512i *r1) {
+    *r0 = t2p_column(p, m, a0);
+    if (two) *r1 = t2p_column(p, m, a1);
+}
+
+static inline __attribute__((always_inline)) void t2p_terms(__m512i r, const uint8_t *const p[8], const int32_t *sums4, const float *xs4, float *terms) {
+    quad_terms(r, _mm256_set_epi64x(jqk_load64(p[3]), jqk_load64(p[2]), jqk_load64(p[1]), jqk_load64(p[0])), sums4, xs4, terms);
+}
+
+#define t2p_dots quad_dots
+#define QUAD(name) t2p_##name
+#define QUAD_EXPORT ISA(jq_t2p_multiply)
+#define Q_ACT T2P_ACT
+#include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- TQ2_0 */
+
+/* 16 times the sums of one row's TQ2_0 block (lanes 0..7 its first 128 weights, 8..15 the second). */
+static inline __attribute__((always_inline)) __m512i tq2_block(const uint8_t *p, const int8_t *x) {
+    return slots4(_mm512_loadu_si512(p), x, x + 64, x + 128, x + 192);
+}
+
+/* 16 times the sums of a chunk (two TQ2_0 blocks of four rows) against one column: lane 4k + r = 128-block k, row r. */
+static inline __attribute__((always_inline)) __m512i tq2_column(const uint8_t *const p[8], int m, const int8_t *a) {
+    const int8_t *x1 = a + (m > 2 ? 2 * TQ2_ACT : 0);
+    __m512i v0 = tq2_block(p[0], a), v1 = tq2_block(p[1], x1), v2 = tq2_block(p[2], a), v3 = tq2_block(p[3], x1);
+    __m512i v4 = tq2_block(p[4], a), v5 = tq2_block(p[5], x1), v6 = tq2_block(p[6], a), v7 = tq2_block(p[7], x1);
+    /* quarters of fold_adjacent(v_2r, v_2r+1): (row r, 128-blocks 0, 1, 2, 3) partial sums of 4 lanes */
+    return sum_lane_pairs(sum_lane_pairs(fold_adjacent(v0, v1), fold_adjacent(v2, v3)), sum_lane_pairs(fold_adjacent(v4, v5), fold_adjacent(v6, v7)));
+}
+
+static inline __attribute__((always_inline)) void tq2_chunk(const uint8_t *const p[8], int m, const int8_t *a0, const int8_t *a1,
+                                                            int two, __m512i *r0, __m512i *r1) {
+    *r0 = tq2_column(p, m, a0);
+    if (two) *r1 = tq2_column(p, m, a1);
+}
+
+/* Lane 4k + r: row r's scale of TQ2_0 block k / 2. */
+static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uint8_t *const p[8], const int32_t *sums4, const float *xs4, float *terms) {
+    int64_t b0 = 0, b1 = 0;
+    for (int row = 0; row < 4; row++) {
+        b0 |= (int64_t) jqk_load16(p[2 * row] + TQ2_SCALE) << (16 * row);
+        b1 |= (int64_t) jqk_load16(p[2 * row + 1] + TQ2_SCALE) << (16 * row);
+    }
+    quad_terms(r, _mm256_set_epi64x(b1, b1, b0, b0), sums4, xs4, terms);
+}
+
+#define tq2_dots quad_dots
+#define QUAD(name) tq2_##name
+#define QUAD_EXPORT ISA(jq_tq2_multiply)
+#define Q_ACT TQ2_ACT
+#include "quad_drivers.h"

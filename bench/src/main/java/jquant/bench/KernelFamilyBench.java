@@ -6,13 +6,16 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import jquant.runtime.TernaryLinearWeights;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 import jquant.runtime.ternary.LutMatrix;
-import jquant.runtime.ternary.NativeT2pMatrix;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
+import jquant.runtime.ternary.Tq2Matrix;
 
 /**
  * The kernel families of one stored format side by side in one JVM: the Java kernels, the Java
@@ -39,25 +42,34 @@ public final class KernelFamilyBench {
         boolean quick = List.of(args).contains("--quick");
         int layers = quick ? 4 : TernaryBench.LAYERS, rounds = quick ? 8 : 24;
         List<Family> t2p = new ArrayList<>(List.of(new Family("T2P java", T2pMatrix::new), new Family("T2P LUT (java)", LutMatrix::new)));
+        List<Family> tq2 = new ArrayList<>(List.of(new Family("TQ2_0 java", Tq2Matrix::new)));
         for (NativeKernels k : NativeKernels.supported()) {
-            t2p.add(new Family("T2P " + k.isa().name().toLowerCase(java.util.Locale.ROOT), (d, r, c, p) -> new NativeT2pMatrix(d, r, c, p, k)));
+            String isa = k.isa().name().toLowerCase(Locale.ROOT);
+            t2p.add(new Family("T2P " + isa, (d, r, c, p) -> new NativeTernaryMatrix(TernaryLayout.T2P, d, r, c, p, k)));
+            tq2.add(new Family("TQ2_0 " + isa, (d, r, c, p) -> new NativeTernaryMatrix(TernaryLayout.TQ2_0, d, r, c, p, k)));
         }
         System.out.printf("kernel families: %s, %d cpus, Java kernels at %s, %d layers of TinyLlama-1.1B shapes; native: %s%n", Runtime.version(),
                 Runtime.getRuntime().availableProcessors(), TernaryMatrix.vectorWidth(), layers, NativeKernels.status());
         MemorySegment probe = Arena.ofAuto().allocate(512L << 20, 64);
         for (long i = 0; i < probe.byteSize(); i += 8) probe.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i);
-        MemorySegment[] data = new MemorySegment[layers * TernaryBench.LAYER.length];
-        for (int i = 0; i < data.length; i++) {
-            TernaryBench.Shape s = TernaryBench.LAYER[i % TernaryBench.LAYER.length];
-            data[i] = TernaryBench.random(TernaryBench.Format.T2P, s.rows(), s.cols(), 1000 + i);
-        }
         for (int threads = 1; threads <= 2; threads++) {
             try (WorkerPool pool = new WorkerPool(threads)) {
                 System.out.printf("%n== %d thread%s, load average %s, memory read probe %.1f GB/s%n", threads, threads == 1 ? "" : "s",
                         TernaryBench.loadAverage(), TernaryBench.bandwidth(probe, pool));
-                compare(t2p, data, pool, rounds, TernaryBench.bandwidth(probe, pool));
+                compare(t2p, model(TernaryBench.Format.T2P, layers), pool, rounds, TernaryBench.bandwidth(probe, pool));
+                compare(tq2, model(TernaryBench.Format.TQ2_0, layers), pool, rounds, TernaryBench.bandwidth(probe, pool));
             }
         }
+    }
+
+    /** {@code layers} layers' matrices of random blocks in {@code format}, each its own off-heap memory. */
+    static MemorySegment[] model(TernaryBench.Format format, int layers) {
+        MemorySegment[] data = new MemorySegment[layers * TernaryBench.LAYER.length];
+        for (int i = 0; i < data.length; i++) {
+            TernaryBench.Shape s = TernaryBench.LAYER[i % TernaryBench.LAYER.length];
+            data[i] = TernaryBench.random(format, s.rows(), s.cols(), 1000 + i);
+        }
+        return data;
     }
 
     /** Decode rounds (all layers, one token) and prefill rounds (the first layer, 256 columns), the families in turn. */

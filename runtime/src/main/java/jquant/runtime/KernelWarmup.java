@@ -14,7 +14,7 @@ import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
-import jquant.runtime.ternary.NativeT2pMatrix;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.runtime.ternary.T2pMatrix;
@@ -122,7 +122,7 @@ public final class KernelWarmup {
 
     /** Starts warming the kernels of {@code layout}'s class: called when a model builds such a matrix. */
     static void startTernary(TernaryMatrix layout) {
-        if (denseRowsOnly() || layout instanceof NativeT2pMatrix) return;   // native kernels need no compiling
+        if (denseRowsOnly() || layout instanceof NativeTernaryMatrix) return;   // native kernels need no compiling
         once(layout.getClass(), null, () -> warmTernary(layout.getClass()));
     }
 

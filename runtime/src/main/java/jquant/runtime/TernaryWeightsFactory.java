@@ -93,7 +93,7 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
                 from = "PTQ1_0";
             }
             case TQ2_0 -> {
-                if (layout == Layout.STOCK) return ternary(new Tq2Matrix(tensor.data(), rows, cols, pool), name, "stored as TQ2_0");
+                if (layout == Layout.STOCK) return ternary(TernaryKernels.tq2(tensor.data(), rows, cols, pool), name, "stored as TQ2_0");
                 pq2 = MemorySegment.ofArray(Pq2Block.encode(Tq2Block.decode(name, bytes(tensor), rows, cols)));
                 from = "TQ2_0";
             }

@@ -19,16 +19,23 @@ import java.util.Optional;
  */
 public final class NativeKernels {
 
+    /** The stored ternary layouts the library has kernels for. */
+    public enum TernaryLayout { T2P, TQ2_0 }
+
     private final NativeIsa isa;
     private final String origin;
-    private final MethodHandle t2pArrange, t2pMultiply;
+    /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
+    private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
         this.origin = lib.origin();
-        this.t2pArrange = lib.downcall("jq_t2p_arrange", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
-        this.t2pMultiply = lib.downcall("jq_t2p_multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
-                ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        String[] prefix = {"jq_t2p_", "jq_tq2_"};
+        for (int l = 0; l < 2; l++) {
+            arrange[l] = lib.downcall(prefix[l] + "arrange", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
+            multiply[l] = lib.downcall(prefix[l] + "multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT,
+                    JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        }
     }
 
     /** Every instruction set of the loaded library this CPU runs, best first (empty without a library). */
@@ -62,31 +69,34 @@ public final class NativeKernels {
     @Override
     public String toString() { return "native " + isa.suffix + " (" + origin + ")"; }
 
-    /** Bytes per block of a column arranged for the T2P kernels. */
-    public static final int T2P_COLUMN = 288;
+    /** Bytes per 128-weight block of a column arranged for {@code layout}'s kernels: its activations, then its sum and scale four times. */
+    public static int columnBytesPerBlock(TernaryLayout layout) {
+        return (layout == TernaryLayout.T2P ? 256 : 128) + 32;
+    }
 
     /**
-     * {@code jq_t2p_arrange}: a column's int8 activations (blocks × 128) with each block's sum of q
-     * (int) and scale (float), arranged for the T2P dot products ({@link #T2P_COLUMN} bytes per block).
+     * {@code jq_<layout>_arrange}: a column's int8 activations (blocks × 128) with each block's sum of
+     * q (int) and scale (float), arranged for {@code layout}'s kernels ({@link #columnBytesPerBlock} per block).
      */
-    public void t2pArrange(MemorySegment q, MemorySegment sums, MemorySegment scales, int blocks, MemorySegment column) {
+    public void arrange(TernaryLayout layout, MemorySegment q, MemorySegment sums, MemorySegment scales, int blocks, MemorySegment column) {
         try {
-            t2pArrange.invokeExact(q, sums, scales, blocks, column);
+            arrange[layout.ordinal()].invokeExact(q, sums, scales, blocks, column);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     /**
-     * {@code jq_t2p_multiply}: row groups {@code [0, groups)} of the T2P blocks at {@code w} against
-     * {@code columns} arranged columns ({@link #t2pArrange}, one after another), into
-     * {@code y[c · ystride + row]} (the shared float formula), or, with {@code y}
-     * {@link MemorySegment#NULL}, the exact dots {@code dots[c · dstride + row · blocks + b]}.
+     * {@code jq_<layout>_multiply_<isa>}: rows {@code [0, rows)} of the matrix at {@code w} ({@code rowBytes}
+     * per row for TQ2_0; T2P takes row groups in order) against {@code columns} arranged columns
+     * ({@link #arrange}, one after another), into {@code y[c · ystride + row]} (the shared float
+     * formula), or, with {@code y} {@link MemorySegment#NULL}, the exact dots
+     * {@code dots[c · dstride + row · blocks + b]}.
      */
-    public void t2pMultiply(MemorySegment w, int groups, int blocks, int columns, MemorySegment act,
-                            MemorySegment y, long ystride, MemorySegment dots, long dstride) {
+    public void multiply(TernaryLayout layout, MemorySegment w, int rows, long rowBytes, int blocks, int columns, MemorySegment act,
+                         MemorySegment y, long ystride, MemorySegment dots, long dstride) {
         try {
-            t2pMultiply.invokeExact(w, groups, blocks, columns, act, y, ystride, dots, dstride);
+            multiply[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, dots, dstride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

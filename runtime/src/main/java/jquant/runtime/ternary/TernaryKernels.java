@@ -3,6 +3,7 @@ package jquant.runtime.ternary;
 import java.lang.foreign.MemorySegment;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.nativelib.KernelSource;
+import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 
 /**
  * The matrix of a stored ternary layout on the kernels chosen for this process ({@link KernelSource}):
@@ -13,9 +14,15 @@ public final class TernaryKernels {
 
     private TernaryKernels() {}
 
-    /** A T2P matrix ({@link NativeT2pMatrix} or {@link T2pMatrix}) on {@code data}, read in place. */
+    /** A T2P matrix ({@link NativeTernaryMatrix} or {@link T2pMatrix}) on {@code data}, read in place. */
     public static TernaryMatrix t2p(MemorySegment data, int rows, int cols, WorkerPool pool) {
-        return KernelSource.kernels().<TernaryMatrix>map(k -> new NativeT2pMatrix(data, rows, cols, pool, k))
+        return KernelSource.kernels().<TernaryMatrix>map(k -> new NativeTernaryMatrix(TernaryLayout.T2P, data, rows, cols, pool, k))
                 .orElseGet(() -> new T2pMatrix(data, rows, cols, pool));
+    }
+
+    /** A TQ2_0 matrix ({@link NativeTernaryMatrix} or {@link Tq2Matrix}) on {@code data}, read in place. */
+    public static TernaryMatrix tq2(MemorySegment data, int rows, int cols, WorkerPool pool) {
+        return KernelSource.kernels().<TernaryMatrix>map(k -> new NativeTernaryMatrix(TernaryLayout.TQ2_0, data, rows, cols, pool, k))
+                .orElseGet(() -> new Tq2Matrix(data, rows, cols, pool));
     }
 }

@@ -24,7 +24,7 @@ import jquant.runtime.kernels.WorkerPool;
  * measured speed is stopping the warm-up before C2 has compiled the kernels: on a busy machine that
  * took several seconds, and prefill measured after two calls ran at a tenth of its speed.
  */
-public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix, NativeT2pMatrix, LutMatrix {
+public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix, NativeTernaryMatrix, LutMatrix {
 
     /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
     static String vectorWidth() { return Simd.describe(); }

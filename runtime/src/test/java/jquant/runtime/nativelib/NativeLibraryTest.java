@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import jquant.runtime.kernels.WorkerPool;
-import jquant.runtime.ternary.NativeT2pMatrix;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
@@ -83,9 +83,9 @@ class NativeLibraryTest {
             assertThat(TernaryKernels.t2p(block, 4, 128, one)).isInstanceOf(T2pMatrix.class);
             assertThat(KernelSource.describe()).isEqualTo("Java kernels (--kernels java)");
             KernelSource.use(KernelSource.NATIVE);
-            assertThat(TernaryKernels.t2p(block, 4, 128, one)).isInstanceOf(NativeT2pMatrix.class);
+            assertThat(TernaryKernels.t2p(block, 4, 128, one)).isInstanceOf(NativeTernaryMatrix.class);
             KernelSource.use(KernelSource.AUTO);
-            assertThat(TernaryKernels.t2p(block, 4, 128, one)).isInstanceOf(NativeT2pMatrix.class);
+            assertThat(TernaryKernels.t2p(block, 4, 128, one)).isInstanceOf(NativeTernaryMatrix.class);
         } finally {
             KernelSource.use(before);
         }

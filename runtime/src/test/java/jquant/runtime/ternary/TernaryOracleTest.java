@@ -16,6 +16,7 @@ import jquant.formats.quant.TernaryTensor;
 import jquant.formats.quant.Tq2Block;
 import jquant.runtime.kernels.WorkerPool;
 import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -45,10 +46,8 @@ class TernaryOracleTest {
         List<Kernels> all = new ArrayList<>();
         for (Format f : Format.values()) {
             all.add(new Kernels(f, null, false));
-            if (f == Format.T2P) {
-                all.add(new Kernels(f, null, true));
-                for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa, false));
-            }
+            if (f == Format.T2P) all.add(new Kernels(f, null, true));
+            if (f == Format.T2P || f == Format.TQ2_0) for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa, false));
         }
         return all;
     }
@@ -120,7 +119,8 @@ class TernaryOracleTest {
         if (k.lut()) return new LutMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool);
         if (k.isa() != null) {
             return switch (k.format()) {
-                case T2P -> new NativeT2pMatrix(MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool, k.isa());
+                case T2P -> new NativeTernaryMatrix(TernaryLayout.T2P, MemorySegment.ofArray(T2pBlock.encode(t)), t.rows(), t.cols(), pool, k.isa());
+                case TQ2_0 -> new NativeTernaryMatrix(TernaryLayout.TQ2_0, MemorySegment.ofArray(Tq2Block.encode(t)), t.rows(), t.cols(), pool, k.isa());
                 default -> throw new IllegalArgumentException("no native kernels for " + k.format());
             };
         }
@@ -256,7 +256,7 @@ class TernaryOracleTest {
         data[2 * 3 + 1] = (byte) 0xFE;
         ActivationBlocks x = column(Activations.RANDOM, 256, new Random(80));
         List<TernaryMatrix> matrices = new ArrayList<>(List.of(new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE)));
-        for (NativeKernels isa : NativeKernels.supported()) matrices.add(new NativeT2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE, isa));
+        for (NativeKernels isa : NativeKernels.supported()) matrices.add(new NativeTernaryMatrix(TernaryLayout.T2P, MemorySegment.ofArray(data), 4, 256, INLINE, isa));
         for (TernaryMatrix m : matrices) {
             assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
             assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
@@ -272,7 +272,7 @@ class TernaryOracleTest {
         ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
                 column(Activations.RANDOM, 1024, rnd)};
         TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
-        assertThat(sel.matrix()).isInstanceOfAny(T2pMatrix.class, NativeT2pMatrix.class);
+        assertThat(sel.matrix()).isInstanceOfAny(T2pMatrix.class, NativeTernaryMatrix.class);
         TernaryMatrix stock = new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
         assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
         assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
