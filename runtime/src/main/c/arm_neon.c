@@ -112,3 +112,31 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define QUAD_EXPORT ISA(jq_tq2_multiply)
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- weightlets */
+
+#define WL_LANES 4
+#define WL_ACC float32x4_t
+#define WL_ZERO vdupq_n_f32(0.0f)
+#define WL_STORE(p, v) vst1q_f32(p, v)
+
+static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, float32x4_t acc[4]) {
+    for (int s = 0; s < 8; s++) {
+        for (int j = 0; j < 4; j++) {
+            int8x16_t b = vld1q_s8(v[j] + 16 * s);
+            int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
+            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))), vld1q_f32(x + 16 * s));
+            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo))), vld1q_f32(x + 16 * s + 4));
+            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))), vld1q_f32(x + 16 * s + 8));
+            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi))), vld1q_f32(x + 16 * s + 12));
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
+    int32x4_t acc = vdupq_n_s32(0);
+    for (int i = 0; i < 128; i += 16) acc = vdotq_s32(acc, vld1q_s8(v + i), vld1q_s8(xq + i));
+    return vaddvq_s32(acc);
+}
+
+#include "weightlet.h"

@@ -136,3 +136,35 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define QUAD_EXPORT ISA(jq_tq2_multiply)
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- weightlets */
+
+#define WL_LANES 8
+#define WL_ACC __m256
+#define WL_ZERO _mm256_setzero_ps()
+#define WL_STORE(p, v) _mm256_storeu_ps(p, v)
+
+static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, __m256 acc[4]) {
+    for (int h = 0; h < 16; h++) {
+        __m256 xs = _mm256_loadu_ps(x + 8 * h);
+        for (int j = 0; j < 4; j++) {
+            __m256 w = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (v[j] + 8 * h))));
+            acc[j] = _mm256_fmadd_ps(w, xs, acc[j]);
+        }
+    }
+}
+
+/* Exact: vpmaddubsw on |v| and xq with v's sign (pair sums at most 2 · 127 · 127), widened by vpmaddwd. */
+static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int i = 0; i < 128; i += 32) {
+        __m256i w = _mm256_load_si256((const __m256i *) (v + i)), x = _mm256_loadu_si256((const __m256i *) (xq + i));
+        acc = _mm256_add_epi32(acc, widen(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w))));
+    }
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+#include "weightlet.h"

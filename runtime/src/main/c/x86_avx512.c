@@ -125,3 +125,33 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define QUAD_EXPORT ISA(jq_tq2_multiply)
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- weightlets */
+
+#define WL_LANES 16
+#define WL_ACC __m512
+#define WL_ZERO _mm512_setzero_ps()
+#define WL_STORE(p, v) _mm512_storeu_ps(p, v)
+
+/* Four rows' 128 weights against x: per row, chain c takes k = c, c + 16, ... (one vector FMA per stripe). */
+static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, __m512 acc[4]) {
+    for (int s = 0; s < 8; s++) {
+        __m512 xs = _mm512_loadu_ps(x + 16 * s);
+        for (int j = 0; j < 4; j++) {
+            __m512 w = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128((const __m128i *) (v[j] + 16 * s))));
+            acc[j] = _mm512_fmadd_ps(w, xs, acc[j]);
+        }
+    }
+}
+
+/* Exact: vpdpbusd on v + 128 (unsigned) and xq, minus 128 · sum(xq). */
+static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
+    const __m512i flip = _mm512_set1_epi8((char) 0x80), ones = _mm512_set1_epi8(1);
+    __m512i v0 = _mm512_xor_si512(_mm512_load_si512(v), flip), v1 = _mm512_xor_si512(_mm512_load_si512(v + 64), flip);
+    __m512i x0 = _mm512_loadu_si512(xq), x1 = _mm512_loadu_si512(xq + 64);
+    __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), v0, x0), v1, x1);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, x0), ones, x1);
+    return _mm512_reduce_add_epi32(_mm512_sub_epi32(d, _mm512_slli_epi32(s, 7)));
+}
+
+#include "weightlet.h"

@@ -40,6 +40,16 @@ public enum KernelSource {
         return chosen == JAVA ? Optional.empty() : NativeKernels.best();
     }
 
+    /**
+     * The native kernels whose float chains have {@code lanes} lanes (AVX-512 16, AVX2 8, NEON 4), for the
+     * float kernels that must sum in the Java kernels' order; empty if the choice is Java or no
+     * instruction set this CPU runs has that width.
+     */
+    public static Optional<NativeKernels> kernelsWithFloatLanes(int lanes) {
+        if (chosen == JAVA) return Optional.empty();
+        return NativeKernels.supported().stream().filter(k -> k.isa().bits / Float.SIZE == lanes).findFirst();
+    }
+
     /** For {@code --verbose}: which kernels run, and why. */
     public static String describe() {
         if (chosen == JAVA) return "Java kernels (--kernels java)";

@@ -1,6 +1,7 @@
 package jquant.runtime.nativelib;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -26,6 +27,7 @@ public final class NativeKernels {
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
+    private final MethodHandle weightletWeightOnly, weightletNpu;
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -36,6 +38,10 @@ public final class NativeKernels {
             multiply[l] = lib.downcall(prefix[l] + "multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT,
                     JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
         }
+        weightletWeightOnly = lib.downcall("jq_wl_weight_only_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
     }
 
     /** Every instruction set of the loaded library this CPU runs, best first (empty without a library). */
@@ -97,6 +103,33 @@ public final class NativeKernels {
                          MemorySegment y, long ystride, MemorySegment dots, long dstride) {
         try {
             multiply[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, dots, dstride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_wl_weight_only}: {@code y[r] = scales[r] · (w_r · x)} for the {@code rows} weightlet
+     * channels whose byte offsets into {@code data} and bit widths are given, by the runtime's float
+     * summation order with this instruction set's lanes; {@code x} padded with zeros to whole groups of 128.
+     */
+    public void weightletWeightOnly(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment x,
+                                    MemorySegment scales, MemorySegment y) {
+        try {
+            weightletWeightOnly.invokeExact(data, offsets, bits, rows, length, x, scales, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_wl_npu}: {@code y[r] = (float) (w_r · xq) · (inputScale · scales[r])}, the dot of the
+     * int8 weights with the int8 activations {@code xq} (padded with zeros to whole groups) exact.
+     */
+    public void weightletNpu(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment xq,
+                             float inputScale, MemorySegment scales, MemorySegment y) {
+        try {
+            weightletNpu.invokeExact(data, offsets, bits, rows, length, xq, inputScale, scales, y);
         } catch (Throwable t) {
             throw rethrow(t);
         }
