@@ -140,3 +140,19 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 }
 
 #include "weightlet.h"
+
+/* ---------------------------------------------------------------- llama.cpp's block types */
+
+#define GG_LANES 4
+#define GG_ACC float32x4_t
+#define GG_ZERO vdupq_n_f32(0.0f)
+#define GG_STORE(p, v) vst1q_f32(p, v)
+
+static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, float32x4_t acc[4]) {
+    for (int32_t k = 0; k < n; k += 4) {
+        float32x4_t xs = vld1q_f32(x + k);
+        for (int j = 0; j < 4; j++) acc[j] = vfmaq_f32(acc[j], vld1q_f32(w[j] + k), xs);
+    }
+}
+
+#include "gguf_rows.h"

@@ -168,3 +168,19 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 }
 
 #include "weightlet.h"
+
+/* ---------------------------------------------------------------- llama.cpp's block types */
+
+#define GG_LANES 8
+#define GG_ACC __m256
+#define GG_ZERO _mm256_setzero_ps()
+#define GG_STORE(p, v) _mm256_storeu_ps(p, v)
+
+static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m256 acc[4]) {
+    for (int32_t k = 0; k < n; k += 8) {
+        __m256 xs = _mm256_loadu_ps(x + k);
+        for (int j = 0; j < 4; j++) acc[j] = _mm256_fmadd_ps(_mm256_load_ps(w[j] + k), xs, acc[j]);
+    }
+}
+
+#include "gguf_rows.h"

@@ -155,3 +155,19 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 }
 
 #include "weightlet.h"
+
+/* ---------------------------------------------------------------- llama.cpp's block types */
+
+#define GG_LANES 16
+#define GG_ACC __m512
+#define GG_ZERO _mm512_setzero_ps()
+#define GG_STORE(p, v) _mm512_storeu_ps(p, v)
+
+static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m512 acc[4]) {
+    for (int32_t k = 0; k < n; k += 16) {
+        __m512 xs = _mm512_loadu_ps(x + k);
+        for (int j = 0; j < 4; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(w[j] + k), xs, acc[j]);
+    }
+}
+
+#include "gguf_rows.h"

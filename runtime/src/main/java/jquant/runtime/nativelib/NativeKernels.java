@@ -23,11 +23,15 @@ public final class NativeKernels {
     /** The stored ternary layouts the library has kernels for. */
     public enum TernaryLayout { T2P, TQ2_0 }
 
+    /** llama.cpp's block types the library decodes in place (ggml's names). */
+    public enum BlockType { Q8_0, Q4_0, Q4_K, Q5_K, Q6_K }
+
     private final NativeIsa isa;
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
     private final MethodHandle weightletWeightOnly, weightletNpu;
+    private final MethodHandle[] rows = new MethodHandle[BlockType.values().length];
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -42,6 +46,10 @@ public final class NativeKernels {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
+        for (BlockType t : BlockType.values()) {
+            rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
+                    FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        }
     }
 
     /** Every instruction set of the loaded library this CPU runs, best first (empty without a library). */
@@ -130,6 +138,19 @@ public final class NativeKernels {
                              float inputScale, MemorySegment scales, MemorySegment y) {
         try {
             weightletNpu.invokeExact(data, offsets, bits, rows, length, xq, inputScale, scales, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_rows_<type>}: {@code y[r] = w_r · x} for {@code rows} rows of {@code type} blocks at {@code w}
+     * ({@code rowBytes} per row, {@code cols} weights), each weight decoded as jquant's reference decoder
+     * does, by the runtime's float summation order with this instruction set's lanes.
+     */
+    public void rows(BlockType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
+        try {
+            this.rows[type.ordinal()].invokeExact(w, rowBytes, rows, cols, x, y);
         } catch (Throwable t) {
             throw rethrow(t);
         }
