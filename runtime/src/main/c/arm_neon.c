@@ -146,6 +146,7 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 #define GG_LANES 4
 #define GG_ACC float32x4_t
 #define GG_ZERO vdupq_n_f32(0.0f)
+#define GG_LOAD(p) vld1q_f32(p)
 #define GG_STORE(p, v) vst1q_f32(p, v)
 
 static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, float32x4_t acc[4]) {
@@ -154,5 +155,9 @@ static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int
         for (int j = 0; j < 4; j++) acc[j] = vfmaq_f32(acc[j], vld1q_f32(w[j] + k), xs);
     }
 }
+
+#define F16_LOAD(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) (p))))
+#define GG_FMA(a, b, c) vfmaq_f32(c, a, b)
+#define GG_X(p) vld1q_f32(p)
 
 #include "gguf_rows.h"

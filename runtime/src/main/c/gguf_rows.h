@@ -33,6 +33,20 @@ static inline float gg_half(const uint8_t *p) {
 #define gg_floats(v) __builtin_convertvector(__builtin_convertvector((v), i32x16), f32x16)
 #define gg_store(out, v) do { f32x16 gg_v = (v); memcpy((out), &gg_v, 64); } while (0)
 
+/* A row's chains past its last whole vector: element k goes to chain (k mod lanes), one fused multiply-add at a time. */
+#define f16_tail(w, k0, cols, x, acc, lanes)                                                  \
+    do {                                                                                      \
+        float f16_a[4][lanes];                                                                \
+        for (int j = 0; j < 4; j++) GG_STORE(f16_a[j], acc[j]);                               \
+        for (int32_t f16_k = (k0); f16_k < (cols); f16_k++) {                                 \
+            for (int j = 0; j < 4; j++) {                                                     \
+                float *a = &f16_a[j][f16_k % (lanes)];                                        \
+                *a = __builtin_fmaf(gg_half((w)[j] + 2 * f16_k), (x)[f16_k], *a);              \
+            }                                                                                 \
+        }                                                                                     \
+        for (int j = 0; j < 4; j++) acc[j] = GG_LOAD(f16_a[j]);                               \
+    } while (0)
+
 /* Q8_0: 32 weights = fp16 d, 32 int8 q: w = q · d. */
 #define Q8_0_WEIGHTS 32
 #define Q8_0_BYTES 34
@@ -157,3 +171,38 @@ GG_ROWS(q4_0, Q4_0)
 GG_ROWS(q4_k, Q4_K)
 GG_ROWS(q5_k, Q5_K)
 GG_ROWS(q6_k, Q6_K)
+
+/*
+ * F16 rows (the ISA's F16_LOAD converts GG_LANES halves, GG_FMA(a, b, c) = a · b + c fused): y[r] = w_r · x, each weight converted exactly (as Float.float16ToFloat) in registers, by the
+ * same chains. Four rows from the four quarters of [0, rows) at a time (four long streams for the
+ * hardware prefetcher, as DenseWeights reads them). The weights must be finite: the Java layer checks
+ * a matrix once before its first product.
+ */
+static inline __attribute__((always_inline)) void f16_chains(const uint8_t *const w[4], int32_t cols, const float *x, GG_ACC acc[4]) {
+    int32_t k = 0;
+    for (; k + GG_LANES <= cols; k += GG_LANES) {
+        GG_ACC xs = GG_X(x + k);
+        for (int j = 0; j < 4; j++) acc[j] = GG_FMA(F16_LOAD(w[j] + 2 * k), xs, acc[j]);
+    }
+    if (k < cols) f16_tail(w, k, cols, x, acc, GG_LANES);
+}
+
+JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y) {
+    int32_t quarter = (rows + 3) / 4;
+    for (int32_t q = 0; q < quarter; q++) {
+        int32_t r[4];
+        int n = 0;
+        for (int j = 0; j < 4; j++) if (q + j * quarter < rows) r[n++] = q + j * quarter;
+        for (int j = n; j < 4; j++) r[j] = r[0];
+        GG_ACC acc[4];
+        for (int j = 0; j < 4; j++) acc[j] = GG_ZERO;
+        const uint8_t *rw[4] = {w + r[0] * rowBytes, w + r[1] * rowBytes, w + r[2] * rowBytes, w + r[3] * rowBytes};
+        f16_chains(rw, cols, x, acc);
+        for (int j = 0; j < n; j++) {
+            float lanes[GG_LANES], sum = 0.0f;
+            GG_STORE(lanes, acc[j]);
+            for (int c = 0; c < GG_LANES; c++) sum += lanes[c];
+            y[r[j]] = sum;
+        }
+    }
+}

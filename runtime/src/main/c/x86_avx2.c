@@ -174,6 +174,7 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 #define GG_LANES 8
 #define GG_ACC __m256
 #define GG_ZERO _mm256_setzero_ps()
+#define GG_LOAD(p) _mm256_loadu_ps(p)
 #define GG_STORE(p, v) _mm256_storeu_ps(p, v)
 
 static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m256 acc[4]) {
@@ -182,5 +183,9 @@ static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int
         for (int j = 0; j < 4; j++) acc[j] = _mm256_fmadd_ps(_mm256_load_ps(w[j] + k), xs, acc[j]);
     }
 }
+
+#define F16_LOAD(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (p)))
+#define GG_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define GG_X(p) _mm256_loadu_ps(p)
 
 #include "gguf_rows.h"

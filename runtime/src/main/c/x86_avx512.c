@@ -161,6 +161,7 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 #define GG_LANES 16
 #define GG_ACC __m512
 #define GG_ZERO _mm512_setzero_ps()
+#define GG_LOAD(p) _mm512_loadu_ps(p)
 #define GG_STORE(p, v) _mm512_storeu_ps(p, v)
 
 static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m512 acc[4]) {
@@ -169,5 +170,9 @@ static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int
         for (int j = 0; j < 4; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(w[j] + k), xs, acc[j]);
     }
 }
+
+#define F16_LOAD(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (p)))
+#define GG_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define GG_X(p) _mm512_loadu_ps(p)
 
 #include "gguf_rows.h"

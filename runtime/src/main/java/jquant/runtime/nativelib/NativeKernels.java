@@ -23,15 +23,15 @@ public final class NativeKernels {
     /** The stored ternary layouts the library has kernels for. */
     public enum TernaryLayout { T2P, TQ2_0 }
 
-    /** llama.cpp's block types the library decodes in place (ggml's names). */
-    public enum BlockType { Q8_0, Q4_0, Q4_K, Q5_K, Q6_K }
+    /** The row types the library multiplies in place: float16 and llama.cpp's common block types (ggml's names). */
+    public enum RowType { F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K }
 
     private final NativeIsa isa;
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
     private final MethodHandle weightletWeightOnly, weightletNpu;
-    private final MethodHandle[] rows = new MethodHandle[BlockType.values().length];
+    private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -46,7 +46,7 @@ public final class NativeKernels {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
-        for (BlockType t : BlockType.values()) {
+        for (RowType t : RowType.values()) {
             rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
                     FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         }
@@ -144,11 +144,12 @@ public final class NativeKernels {
     }
 
     /**
-     * {@code jq_rows_<type>}: {@code y[r] = w_r · x} for {@code rows} rows of {@code type} blocks at {@code w}
+     * {@code jq_rows_<type>}: {@code y[r] = w_r · x} for {@code rows} rows of {@code type} at {@code w}
      * ({@code rowBytes} per row, {@code cols} weights), each weight decoded as jquant's reference decoder
-     * does, by the runtime's float summation order with this instruction set's lanes.
+     * does, by the runtime's float summation order with this instruction set's lanes (float16 rows must
+     * be finite).
      */
-    public void rows(BlockType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
+    public void rows(RowType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
         try {
             this.rows[type.ordinal()].invokeExact(w, rowBytes, rows, cols, x, y);
         } catch (Throwable t) {
