@@ -113,25 +113,25 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
 
-/* ---------------------------------------------------------------- weightlets */
+/* ---------------------------------------------------------------- float chains (chains.h) */
 
-#define WL_LANES 4
-#define WL_ACC float32x4_t
-#define WL_ZERO vdupq_n_f32(0.0f)
-#define WL_STORE(p, v) vst1q_f32(p, v)
-
-static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, float32x4_t acc[4]) {
-    for (int s = 0; s < 8; s++) {
-        for (int j = 0; j < 4; j++) {
-            int8x16_t b = vld1q_s8(v[j] + 16 * s);
-            int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
-            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))), vld1q_f32(x + 16 * s));
-            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo))), vld1q_f32(x + 16 * s + 4));
-            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))), vld1q_f32(x + 16 * s + 8));
-            acc[j] = vfmaq_f32(acc[j], vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi))), vld1q_f32(x + 16 * s + 12));
-        }
-    }
+static inline __attribute__((always_inline)) float32x4_t i8x4_floats(const int8_t *p) {
+    int32_t four;
+    memcpy(&four, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(four))))));
 }
+
+#define FV float32x4_t
+#define FV_LANES 4
+#define FV_ZERO vdupq_n_f32(0.0f)
+#define FV_LOAD(p) vld1q_f32(p)
+#define FV_STORE(p, v) vst1q_f32(p, v)
+#define FV_FMA(a, b, c) vfmaq_f32(c, a, b)
+#define FV_I8(p) i8x4_floats(p)
+#define FV_F16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) (p))))
+#include "chains.h"
+
+/* ---------------------------------------------------------------- weightlets */
 
 static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
     int32x4_t acc = vdupq_n_s32(0);
@@ -141,23 +141,6 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 
 #include "weightlet.h"
 
-/* ---------------------------------------------------------------- llama.cpp's block types */
-
-#define GG_LANES 4
-#define GG_ACC float32x4_t
-#define GG_ZERO vdupq_n_f32(0.0f)
-#define GG_LOAD(p) vld1q_f32(p)
-#define GG_STORE(p, v) vst1q_f32(p, v)
-
-static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, float32x4_t acc[4]) {
-    for (int32_t k = 0; k < n; k += 4) {
-        float32x4_t xs = vld1q_f32(x + k);
-        for (int j = 0; j < 4; j++) acc[j] = vfmaq_f32(acc[j], vld1q_f32(w[j] + k), xs);
-    }
-}
-
-#define F16_LOAD(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) (p))))
-#define GG_FMA(a, b, c) vfmaq_f32(c, a, b)
-#define GG_X(p) vld1q_f32(p)
+/* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"

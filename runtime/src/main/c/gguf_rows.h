@@ -1,11 +1,10 @@
 /*
  * llama.cpp's own block types (ggml-common.h; jquant.formats.quant.*Block) multiplied in place:
  * each block of four rows decoded to float32 in L1, exactly as jquant's reference decoders compute
- * each weight (same operations, same order), then the runtime's one summation order (MatmulKernels:
- * GG_LANES fused multiply-add chains, chain c over k ≡ c mod GG_LANES, then the chains added in lane
- * order). So the outputs are DecodedRowsWeights' bit for bit. The decoders are written once in GCC
- * vector extensions, compiled for each instruction set; the ISA defines GG_LANES, GG_ACC, GG_ZERO,
- * GG_STORE and gg_chains(w, n, x, acc) (four rows of n decoded weights against x, n a multiple of 32).
+ * each weight (same operations, same order), then the runtime's one summation order (chains.h). So
+ * the outputs are DecodedRowsWeights' bit for bit. The decoders are written once in GCC vector
+ * extensions, compiled for each instruction set. Float16 rows (DenseWeights) likewise, converted in
+ * registers.
  */
 typedef int8_t i8x16 __attribute__((vector_size(16)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
@@ -32,20 +31,6 @@ static inline float gg_half(const uint8_t *p) {
 /* Sixteen int8 as floats; then stored (macros: a 64-byte vector may not cross a call on narrower targets). */
 #define gg_floats(v) __builtin_convertvector(__builtin_convertvector((v), i32x16), f32x16)
 #define gg_store(out, v) do { f32x16 gg_v = (v); memcpy((out), &gg_v, 64); } while (0)
-
-/* A row's chains past its last whole vector: element k goes to chain (k mod lanes), one fused multiply-add at a time. */
-#define f16_tail(w, k0, cols, x, acc, lanes)                                                  \
-    do {                                                                                      \
-        float f16_a[4][lanes];                                                                \
-        for (int j = 0; j < 4; j++) GG_STORE(f16_a[j], acc[j]);                               \
-        for (int32_t f16_k = (k0); f16_k < (cols); f16_k++) {                                 \
-            for (int j = 0; j < 4; j++) {                                                     \
-                float *a = &f16_a[j][f16_k % (lanes)];                                        \
-                *a = __builtin_fmaf(gg_half((w)[j] + 2 * f16_k), (x)[f16_k], *a);              \
-            }                                                                                 \
-        }                                                                                     \
-        for (int j = 0; j < 4; j++) acc[j] = GG_LOAD(f16_a[j]);                               \
-    } while (0)
 
 /* Q8_0: 32 weights = fp16 d, 32 int8 q: w = q · d. */
 #define Q8_0_WEIGHTS 32
@@ -145,8 +130,9 @@ static inline void gg_decode_q6_k(const uint8_t *b, float *out) {
         float buf[4][GG_SPAN] __attribute__((aligned(64)));                                                        \
         for (int32_t r0 = 0; r0 < rows; r0 += 4) {                                                                  \
             int n = rows - r0 < 4 ? rows - r0 : 4;                                                                  \
-            GG_ACC acc[4];                                                                                          \
-            for (int j = 0; j < 4; j++) acc[j] = GG_ZERO;                                                           \
+            FV acc[4];                                                                                              \
+            for (int j = 0; j < 4; j++) acc[j] = FV_ZERO;                                                           \
+            const float *const rowsOf[4] = {buf[0], buf[1], buf[2], buf[3]};                                        \
             for (int32_t k0 = 0; k0 < cols; k0 += GG_SPAN) {                                                        \
                 int32_t m = cols - k0 < GG_SPAN ? cols - k0 : GG_SPAN;                                              \
                 for (int j = 0; j < 4; j++) {                                                                       \
@@ -155,14 +141,9 @@ static inline void gg_decode_q6_k(const uint8_t *b, float *out) {
                         gg_decode_##type(row + (int64_t) (k0 + k) / TYPE##_WEIGHTS * TYPE##_BYTES, buf[j] + k);     \
                     }                                                                                               \
                 }                                                                                                   \
-                gg_chains(buf, m, x + k0, acc);                                                                     \
+                f32_chains(rowsOf, m, x + k0, acc);                                                                 \
             }                                                                                                       \
-            for (int j = 0; j < n; j++) {                                                                           \
-                float lanes[GG_LANES], sum = 0.0f;                                                                  \
-                GG_STORE(lanes, acc[j]);                                                                            \
-                for (int c = 0; c < GG_LANES; c++) sum += lanes[c];                                                 \
-                y[r0 + j] = sum;                                                                                    \
-            }                                                                                                       \
+            for (int j = 0; j < n; j++) y[r0 + j] = lane_sum(acc[j]);                                               \
         }                                                                                                           \
     }
 
@@ -173,36 +154,27 @@ GG_ROWS(q5_k, Q5_K)
 GG_ROWS(q6_k, Q6_K)
 
 /*
- * F16 rows (the ISA's F16_LOAD converts GG_LANES halves, GG_FMA(a, b, c) = a · b + c fused): y[r] = w_r · x, each weight converted exactly (as Float.float16ToFloat) in registers, by the
- * same chains. Four rows from the four quarters of [0, rows) at a time (four long streams for the
- * hardware prefetcher, as DenseWeights reads them). The weights must be finite: the Java layer checks
- * a matrix once before its first product.
+ * F16 rows: y[r] = w_r · x, each weight converted exactly (as Float.float16ToFloat) in registers. Four
+ * rows from the four quarters of [0, rows) at a time (four long streams for the hardware prefetcher,
+ * as DenseWeights reads them); the elements past a row's last whole vector go one at a time to chain
+ * (k mod FV_LANES). The weights must be finite: the Java layer checks a matrix before its first product.
  */
-static inline __attribute__((always_inline)) void f16_chains(const uint8_t *const w[4], int32_t cols, const float *x, GG_ACC acc[4]) {
-    int32_t k = 0;
-    for (; k + GG_LANES <= cols; k += GG_LANES) {
-        GG_ACC xs = GG_X(x + k);
-        for (int j = 0; j < 4; j++) acc[j] = GG_FMA(F16_LOAD(w[j] + 2 * k), xs, acc[j]);
-    }
-    if (k < cols) f16_tail(w, k, cols, x, acc, GG_LANES);
-}
-
 JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y) {
-    int32_t quarter = (rows + 3) / 4;
+    int32_t quarter = (rows + 3) / 4, whole = cols / FV_LANES * FV_LANES;
     for (int32_t q = 0; q < quarter; q++) {
         int32_t r[4];
         int n = 0;
         for (int j = 0; j < 4; j++) if (q + j * quarter < rows) r[n++] = q + j * quarter;
         for (int j = n; j < 4; j++) r[j] = r[0];
-        GG_ACC acc[4];
-        for (int j = 0; j < 4; j++) acc[j] = GG_ZERO;
-        const uint8_t *rw[4] = {w + r[0] * rowBytes, w + r[1] * rowBytes, w + r[2] * rowBytes, w + r[3] * rowBytes};
-        f16_chains(rw, cols, x, acc);
+        FV acc[4];
+        for (int j = 0; j < 4; j++) acc[j] = FV_ZERO;
+        const uint8_t *const rw[4] = {w + r[0] * rowBytes, w + r[1] * rowBytes, w + r[2] * rowBytes, w + r[3] * rowBytes};
+        f16_chains(rw, whole, x, acc);
         for (int j = 0; j < n; j++) {
-            float lanes[GG_LANES], sum = 0.0f;
-            GG_STORE(lanes, acc[j]);
-            for (int c = 0; c < GG_LANES; c++) sum += lanes[c];
-            y[r[j]] = sum;
+            float chains[FV_LANES];
+            FV_STORE(chains, acc[j]);
+            for (int32_t k = whole; k < cols; k++) chains[k % FV_LANES] = __builtin_fmaf(gg_half(rw[j] + 2 * k), x[k], chains[k % FV_LANES]);
+            y[r[j]] = lane_sum(FV_LOAD(chains));
         }
     }
 }

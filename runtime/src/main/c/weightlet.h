@@ -57,11 +57,8 @@ static void wl_group(const uint8_t *g, int B, int8_t *v) {
 
 /*
  * Weight-only decode (WeightletWeights): y[r] = scale[r] · (w_r · x), the product by the runtime's one
- * summation order (MatmulKernels): WL_LANES fused multiply-add chains, chain c over k ≡ c (mod
- * WL_LANES) in ascending k, then the chains added in lane order from 0. x is padded with zeros to whole
- * groups (a zero activation leaves a chain as it was). Four rows at a time: four independent chains.
- * The ISA defines WL_LANES, wl_chains(v4, x, acc4) (one group of four rows' weights against x) and
- * wl_lane_sums(acc4, sums).
+ * summation order (chains.h), four rows at a time. x is padded with zeros to whole groups (a zero
+ * activation leaves a chain as it was).
  */
 JQK_EXPORT void ISA(jq_wl_weight_only)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                        const float *x, const float *scales, float *y) {
@@ -69,21 +66,17 @@ JQK_EXPORT void ISA(jq_wl_weight_only)(const uint8_t *data, const int64_t *offse
     int8_t v[4][128] __attribute__((aligned(64)));
     for (int32_t r0 = 0; r0 < rows; r0 += 4) {
         int n = rows - r0 < 4 ? rows - r0 : 4;
-        WL_ACC acc[4];
-        for (int j = 0; j < 4; j++) acc[j] = WL_ZERO;
+        FV acc[4];
+        for (int j = 0; j < 4; j++) acc[j] = FV_ZERO;
+        const int8_t *const rowsOf[4] = {v[0], v[1], v[2], v[3]};
         for (int32_t g = 0; g < groups; g++) {
             for (int j = 0; j < 4; j++) {
                 int r = j < n ? r0 + j : r0;
                 wl_group(data + offsets[r] + (int64_t) g * 16 * bits[r], bits[r], v[j]);
             }
-            wl_chains(v, x + 128 * g, acc);
+            i8_chains(rowsOf, 128, x + 128 * g, acc);
         }
-        for (int j = 0; j < n; j++) {
-            float lanes[WL_LANES], sum = 0.0f;
-            WL_STORE(lanes, acc[j]);
-            for (int c = 0; c < WL_LANES; c++) sum += lanes[c];
-            y[r0 + j] = sum * scales[r0 + j];
-        }
+        for (int j = 0; j < n; j++) y[r0 + j] = lane_sum(acc[j]) * scales[r0 + j];
     }
 }
 

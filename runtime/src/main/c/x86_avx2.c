@@ -137,22 +137,19 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
 
+/* ---------------------------------------------------------------- float chains (chains.h) */
+
+#define FV __m256
+#define FV_LANES 8
+#define FV_ZERO _mm256_setzero_ps()
+#define FV_LOAD(p) _mm256_loadu_ps(p)
+#define FV_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FV_I8(p) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (p))))
+#define FV_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (p)))
+#include "chains.h"
+
 /* ---------------------------------------------------------------- weightlets */
-
-#define WL_LANES 8
-#define WL_ACC __m256
-#define WL_ZERO _mm256_setzero_ps()
-#define WL_STORE(p, v) _mm256_storeu_ps(p, v)
-
-static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, __m256 acc[4]) {
-    for (int h = 0; h < 16; h++) {
-        __m256 xs = _mm256_loadu_ps(x + 8 * h);
-        for (int j = 0; j < 4; j++) {
-            __m256 w = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (v[j] + 8 * h))));
-            acc[j] = _mm256_fmadd_ps(w, xs, acc[j]);
-        }
-    }
-}
 
 /* Exact: vpmaddubsw on |v| and xq with v's sign (pair sums at most 2 · 127 · 127), widened by vpmaddwd. */
 static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
@@ -169,23 +166,6 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 
 #include "weightlet.h"
 
-/* ---------------------------------------------------------------- llama.cpp's block types */
-
-#define GG_LANES 8
-#define GG_ACC __m256
-#define GG_ZERO _mm256_setzero_ps()
-#define GG_LOAD(p) _mm256_loadu_ps(p)
-#define GG_STORE(p, v) _mm256_storeu_ps(p, v)
-
-static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m256 acc[4]) {
-    for (int32_t k = 0; k < n; k += 8) {
-        __m256 xs = _mm256_loadu_ps(x + k);
-        for (int j = 0; j < 4; j++) acc[j] = _mm256_fmadd_ps(_mm256_load_ps(w[j] + k), xs, acc[j]);
-    }
-}
-
-#define F16_LOAD(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (p)))
-#define GG_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define GG_X(p) _mm256_loadu_ps(p)
+/* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"

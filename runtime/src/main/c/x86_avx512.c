@@ -126,23 +126,19 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
 
+/* ---------------------------------------------------------------- float chains (chains.h) */
+
+#define FV __m512
+#define FV_LANES 16
+#define FV_ZERO _mm512_setzero_ps()
+#define FV_LOAD(p) _mm512_loadu_ps(p)
+#define FV_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define FV_I8(p) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (p))))
+#define FV_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (p)))
+#include "chains.h"
+
 /* ---------------------------------------------------------------- weightlets */
-
-#define WL_LANES 16
-#define WL_ACC __m512
-#define WL_ZERO _mm512_setzero_ps()
-#define WL_STORE(p, v) _mm512_storeu_ps(p, v)
-
-/* Four rows' 128 weights against x: per row, chain c takes k = c, c + 16, ... (one vector FMA per stripe). */
-static inline __attribute__((always_inline)) void wl_chains(int8_t v[4][128], const float *x, __m512 acc[4]) {
-    for (int s = 0; s < 8; s++) {
-        __m512 xs = _mm512_loadu_ps(x + 16 * s);
-        for (int j = 0; j < 4; j++) {
-            __m512 w = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128((const __m128i *) (v[j] + 16 * s))));
-            acc[j] = _mm512_fmadd_ps(w, xs, acc[j]);
-        }
-    }
-}
 
 /* Exact: vpdpbusd on v + 128 (unsigned) and xq, minus 128 · sum(xq). */
 static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
@@ -156,23 +152,6 @@ static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, con
 
 #include "weightlet.h"
 
-/* ---------------------------------------------------------------- llama.cpp's block types */
-
-#define GG_LANES 16
-#define GG_ACC __m512
-#define GG_ZERO _mm512_setzero_ps()
-#define GG_LOAD(p) _mm512_loadu_ps(p)
-#define GG_STORE(p, v) _mm512_storeu_ps(p, v)
-
-static inline __attribute__((always_inline)) void gg_chains(float w[4][256], int32_t n, const float *x, __m512 acc[4]) {
-    for (int32_t k = 0; k < n; k += 16) {
-        __m512 xs = _mm512_loadu_ps(x + k);
-        for (int j = 0; j < 4; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(w[j] + k), xs, acc[j]);
-    }
-}
-
-#define F16_LOAD(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (p)))
-#define GG_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GG_X(p) _mm512_loadu_ps(p)
+/* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"
