@@ -133,10 +133,12 @@ static inline __attribute__((always_inline)) float32x4_t i8x4_floats(const int8_
 
 /* ---------------------------------------------------------------- weightlets */
 
-static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
-    int32x4_t acc = vdupq_n_s32(0);
+#define WL_IACC int32x4_t
+#define WL_IACC_ZERO vdupq_n_s32(0)
+#define WL_IACC_SUM(acc) ((int64_t) vaddvq_s32(acc))
+static inline __attribute__((always_inline)) int32x4_t wl_dot(int32x4_t acc, const int8_t *v, const int8_t *xq) {
     for (int i = 0; i < 128; i += 16) acc = vdotq_s32(acc, vld1q_s8(v + i), vld1q_s8(xq + i));
-    return vaddvq_s32(acc);
+    return acc;
 }
 
 #include "weightlet.h"

@@ -57,6 +57,21 @@ static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int
     return m;
 }
 
+/*
+ * Bytes ahead of a chunk's codes that the kernels prefetch: the hardware prefetcher alone left the T2P
+ * kernel at 11 GB/s from memory where it reads 26 from L2 (the 1.1B model's 22 layers, one thread, a
+ * busy machine); 1, 2 and 4 KiB ahead all read 15-17.
+ */
+#define QUAD_AHEAD 2048
+
+static inline __attribute__((always_inline)) void t2p_prefetch(const uint8_t *const p[8]) {
+    for (int l = 0; l < 4 * T2P_BYTES; l += 64) __builtin_prefetch(p[0] + QUAD_AHEAD + l);
+}
+
+static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *const p[8]) {
+    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) __builtin_prefetch(p[2 * r] + QUAD_AHEAD + l);
+}
+
 /* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0
    block 2j + b, zeros past the last; the real count of 128-blocks (2 or 4). */
 static inline __attribute__((always_inline)) int tq2_where(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks,

@@ -6,6 +6,7 @@
  *   Q_ACT                                   activation bytes per 128-block of an arranged column,
  *   Q_where(w, rows, rowBytes, blocks, g, j, p)  the code pointers of chunk j of quad g (padding: zeros)
  *                                           and how many of its blocks are real (jqk.h),
+ *   Q_prefetch(p)                           prefetches the codes QUAD_AHEAD bytes past the chunk's (jqk.h),
  *   Q_chunk(p, m, a0, a1, two, &r0, &r1)    the chunk's sums against one or two columns' activations
  *                                           (a0, a1: the chunk's first block's; only m blocks' are read),
  *   Q_terms(r, p, sums4, xs4, terms)        terms[4k + r] = (float) dot * (d * xs),
@@ -18,7 +19,8 @@
    quad's codes stay in L1 while the tile's columns do. */
 #define QUAD_TILE 16
 /* Quads whose terms are summed side by side: each row's sum is a chain of dependent additions in
-   block order (the shared formula's); four independent chains hide their latency. */
+   block order (the shared formula's); four independent chains hide their latency. (Four: the sums
+   below are written out for four.) */
 #define QUAD_GROUPS 4
 /* Blocks whose terms are kept before they are summed (per quad and column: 1 KiB). */
 #define QUAD_SPAN 64
@@ -42,6 +44,7 @@ static inline __attribute__((always_inline)) void QUAD(groups)(const uint8_t *w,
             for (int32_t b = b0; b < b0 + span; b += 4) {
                 const uint8_t *p[8];
                 int m = QUAD(where)(w, rows, rowBytes, blocks, g0 + g, b / 4, p);
+                QUAD(prefetch)(p);
                 VEC_I r0, r1;
                 QUAD(chunk)(p, m, c0 + (int64_t) b * Q_ACT, two ? c1 + (int64_t) b * Q_ACT : NULL, two, &r0, &r1);
                 if (y0) {
@@ -61,10 +64,18 @@ static inline __attribute__((always_inline)) void QUAD(groups)(const uint8_t *w,
             }
         }
         if (!y0) continue;
-        for (int32_t k = 0; k < span; k++) {
-            for (int c = 0; c <= two; c++) {
-                for (int g = 0; g < QUAD_GROUPS; g++) acc[c][g] = VEC_F4_ADD(acc[c][g], VEC_F4_LOAD(terms[c][g] + 4 * k));
+        for (int c = 0; c <= two; c++) {   /* four chains in registers (in an array, GCC kept them in memory) */
+            VEC_F4 a0 = acc[c][0], a1 = acc[c][1], a2 = acc[c][2], a3 = acc[c][3];
+            for (int32_t k = 0; k < span; k++) {
+                a0 = VEC_F4_ADD(a0, VEC_F4_LOAD(terms[c][0] + 4 * k));
+                a1 = VEC_F4_ADD(a1, VEC_F4_LOAD(terms[c][1] + 4 * k));
+                a2 = VEC_F4_ADD(a2, VEC_F4_LOAD(terms[c][2] + 4 * k));
+                a3 = VEC_F4_ADD(a3, VEC_F4_LOAD(terms[c][3] + 4 * k));
             }
+            acc[c][0] = a0;
+            acc[c][1] = a1;
+            acc[c][2] = a2;
+            acc[c][3] = a3;
         }
     }
     if (!y0) return;

@@ -82,19 +82,22 @@ JQK_EXPORT void ISA(jq_wl_weight_only)(const uint8_t *data, const int64_t *offse
 
 /*
  * NPU decode (NpuInt8Weights): y[r] = (float) (w_r · xq) · (inputScale · scale[r]), the integer dot
- * exact (int32 partial sums per group, int64 per row). xq is padded with zeros to whole groups. The
- * ISA defines wl_dot(v, xq) → the exact dot of 128 int8 weights with 128 int8 activations.
+ * exact: the ISA's WL_IACC holds int32 partial sums across a row's groups, reduced once per row
+ * (WL_IACC_SUM); a row's dot is at most length · 127 · 127 in magnitude, within int32 for rows of up to
+ * 133,000 weights, and a lane's partial sums stay below that.
+ * xq is padded with zeros to whole groups. The ISA defines wl_dot(acc, v, xq), which adds the
+ * products of 128 int8 weights with 128 int8 activations.
  */
 JQK_EXPORT void ISA(jq_wl_npu)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                const int8_t *xq, float inputScale, const float *scales, float *y) {
     int32_t groups = (length + 127) / 128;
     int8_t v[128] __attribute__((aligned(64)));
     for (int32_t r = 0; r < rows; r++) {
-        int64_t dot = 0;
+        WL_IACC acc = WL_IACC_ZERO;
         for (int32_t g = 0; g < groups; g++) {
             wl_group(data + offsets[r] + (int64_t) g * 16 * bits[r], bits[r], v);
-            dot += wl_dot(v, xq + 128 * g);
+            acc = wl_dot(acc, v, xq + 128 * g);
         }
-        y[r] = (float) dot * (inputScale * scales[r]);
+        y[r] = (float) WL_IACC_SUM(acc) * (inputScale * scales[r]);
     }
 }

@@ -152,16 +152,21 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 /* ---------------------------------------------------------------- weightlets */
 
 /* Exact: vpmaddubsw on |v| and xq with v's sign (pair sums at most 2 · 127 · 127), widened by vpmaddwd. */
-static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
-    __m256i acc = _mm256_setzero_si256();
-    for (int i = 0; i < 128; i += 32) {
-        __m256i w = _mm256_load_si256((const __m256i *) (v + i)), x = _mm256_loadu_si256((const __m256i *) (xq + i));
-        acc = _mm256_add_epi32(acc, widen(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w))));
-    }
+#define WL_IACC __m256i
+#define WL_IACC_ZERO _mm256_setzero_si256()
+#define WL_IACC_SUM(acc) wl_sum(acc)
+static inline __attribute__((always_inline)) int64_t wl_sum(__m256i acc) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm_cvtsi128_si32(s);
+}
+static inline __attribute__((always_inline)) __m256i wl_dot(__m256i acc, const int8_t *v, const int8_t *xq) {
+    for (int i = 0; i < 128; i += 32) {
+        __m256i w = _mm256_load_si256((const __m256i *) (v + i)), x = _mm256_loadu_si256((const __m256i *) (xq + i));
+        acc = _mm256_add_epi32(acc, widen(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w))));
+    }
+    return acc;
 }
 
 #include "weightlet.h"

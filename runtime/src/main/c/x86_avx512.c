@@ -140,14 +140,17 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 
 /* ---------------------------------------------------------------- weightlets */
 
-/* Exact: vpdpbusd on v + 128 (unsigned) and xq, minus 128 · sum(xq). */
-static inline __attribute__((always_inline)) int32_t wl_dot(const int8_t *v, const int8_t *xq) {
-    const __m512i flip = _mm512_set1_epi8((char) 0x80), ones = _mm512_set1_epi8(1);
-    __m512i v0 = _mm512_xor_si512(_mm512_load_si512(v), flip), v1 = _mm512_xor_si512(_mm512_load_si512(v + 64), flip);
+/* Exact: vpdpbusd on v + 128 (v with its sign bit flipped, an unsigned byte) and xq, minus vpdpbusd on
+   128 and xq. */
+#define WL_IACC __m512i
+#define WL_IACC_ZERO _mm512_setzero_si512()
+#define WL_IACC_SUM(acc) ((int64_t) _mm512_reduce_add_epi32(acc))
+static inline __attribute__((always_inline)) __m512i wl_dot(__m512i acc, const int8_t *v, const int8_t *xq) {
+    const __m512i k128 = _mm512_set1_epi8((char) 0x80);
     __m512i x0 = _mm512_loadu_si512(xq), x1 = _mm512_loadu_si512(xq + 64);
-    __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), v0, x0), v1, x1);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, x0), ones, x1);
-    return _mm512_reduce_add_epi32(_mm512_sub_epi32(d, _mm512_slli_epi32(s, 7)));
+    acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_load_si512(v), k128), x0);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_load_si512(v + 64), k128), x1);
+    return _mm512_sub_epi32(acc, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, x0), k128, x1));
 }
 
 #include "weightlet.h"
