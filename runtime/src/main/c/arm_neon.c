@@ -129,6 +129,9 @@ static inline __attribute__((always_inline)) float32x4_t i8x4_floats(const int8_
 #define FV_FMA(a, b, c) vfmaq_f32(c, a, b)
 #define FV_I8(p) i8x4_floats(p)
 #define FV_F16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *) (p))))
+#define FV_MUL(a, b) vmulq_f32(a, b)
+#define FV_SUB(a, b) vsubq_f32(a, b)
+#define FV_SET(v) vdupq_n_f32(v)
 #include "chains.h"
 
 /* ---------------------------------------------------------------- weightlets */

@@ -7,8 +7,6 @@
  * registers.
  */
 typedef int8_t i8x16 __attribute__((vector_size(16)));
-typedef int32_t i32x16 __attribute__((vector_size(64)));
-typedef float f32x16 __attribute__((vector_size(64)));
 
 /* fp16 bits -> float, exactly (subnormals, infinities and NaN payloads as Float.float16ToFloat). */
 static inline float gg_half(const uint8_t *p) {
@@ -28,9 +26,16 @@ static inline float gg_half(const uint8_t *p) {
     return f;
 }
 
-/* Sixteen int8 as floats; then stored (macros: a 64-byte vector may not cross a call on narrower targets). */
-#define gg_floats(v) __builtin_convertvector(__builtin_convertvector((v), i32x16), f32x16)
-#define gg_store(out, v) do { f32x16 gg_v = (v); memcpy((out), &gg_v, 64); } while (0)
+/*
+ * out[i] = (float) q[i] · a − b for sixteen int8 codes: the form of every decoder here (b = 0 where the
+ * type has no minimum: subtracting +0 changes no float). The conversion is the ISA's (FV_I8): written
+ * as a vector-extension conversion, GCC turned it into byte-by-byte scalar code for Q8_0's codes.
+ */
+static inline __attribute__((always_inline)) void gg_scaled(float *out, i8x16 q, float a, float b) {
+    int8_t codes[16];
+    memcpy(codes, &q, 16);
+    for (int i = 0; i < 16; i += FV_LANES) FV_STORE(out + i, FV_SUB(FV_MUL(FV_I8(codes + i), FV_SET(a)), FV_SET(b)));
+}
 
 /* Q8_0: 32 weights = fp16 d, 32 int8 q: w = q · d. */
 #define Q8_0_WEIGHTS 32
@@ -40,7 +45,7 @@ static inline void gg_decode_q8_0(const uint8_t *b, float *out) {
     for (int i = 0; i < 32; i += 16) {
         i8x16 q;
         memcpy(&q, b + 2 + i, 16);
-        gg_store(out + i, gg_floats(q) * d);
+        gg_scaled(out + i, q, d, 0.0f);
     }
 }
 
@@ -51,8 +56,8 @@ static inline void gg_decode_q4_0(const uint8_t *b, float *out) {
     float d = gg_half(b);
     i8x16 q;
     memcpy(&q, b + 2, 16);
-    gg_store(out, gg_floats((q & 15) - 8) * d);
-    gg_store(out + 16, gg_floats(((q >> 4) & 15) - 8) * d);
+    gg_scaled(out, (q & 15) - 8, d, 0.0f);
+    gg_scaled(out + 16, ((q >> 4) & 15) - 8, d, 0.0f);
 }
 
 /* The 6-bit scale and min of Q4_K / Q5_K sub-block s (ggml's get_scale_min_k4). */
@@ -88,7 +93,7 @@ static inline void gg_decode_k(const uint8_t *b, const uint8_t *qh, const uint8_
                 memcpy(&h, qh + i, 16);
                 q |= ((h >> s) & 1) << 4;
             }
-            gg_store(out + 32 * s + i, gg_floats(q) * dl - ml);
+            gg_scaled(out + 32 * s + i, q, dl, ml);
         }
     }
 }
@@ -111,7 +116,7 @@ static inline void gg_decode_q6_k(const uint8_t *b, float *out) {
                 i8x16 code = ((lo >> (4 * (k / 2))) & 15) | ((hi >> (2 * k)) & 3) << 4;
                 int e = 128 * h + 32 * k + i;
                 float dl = d * (float) (int8_t) b[192 + e / 16];
-                gg_store(out + e, gg_floats(code - 32) * dl);
+                gg_scaled(out + e, code - 32, dl, 0.0f);
             }
         }
     }

@@ -147,6 +147,9 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define FV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define FV_I8(p) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (p))))
 #define FV_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (p)))
+#define FV_MUL(a, b) _mm256_mul_ps(a, b)
+#define FV_SUB(a, b) _mm256_sub_ps(a, b)
+#define FV_SET(v) _mm256_set1_ps(v)
 #include "chains.h"
 
 /* ---------------------------------------------------------------- weightlets */

@@ -136,6 +136,9 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define FV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define FV_I8(p) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (p))))
 #define FV_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (p)))
+#define FV_MUL(a, b) _mm512_mul_ps(a, b)
+#define FV_SUB(a, b) _mm512_sub_ps(a, b)
+#define FV_SET(v) _mm512_set1_ps(v)
 #include "chains.h"
 
 /* ---------------------------------------------------------------- weightlets */
