@@ -29,13 +29,6 @@
         (acc)[3] = fv_a3;                                                          \
     } while (0)
 
-/* Four rows' n int8 weights against x. */
-static inline __attribute__((always_inline)) void i8_chains(const int8_t *const w[4], int32_t n, const float *x, FV acc[4]) {
-#define I8_ROW(j, k) FV_I8(w[j] + (k))
-    FV_CHAINS(n, x, acc, I8_ROW);
-#undef I8_ROW
-}
-
 /* Four rows' n float weights against x. */
 static inline __attribute__((always_inline)) void f32_chains(const float *const w[4], int32_t n, const float *x, FV acc[4]) {
 #define F32_ROW(j, k) FV_LOAD(w[j] + (k))

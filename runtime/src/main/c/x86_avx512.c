@@ -156,6 +156,65 @@ static inline __attribute__((always_inline)) __m512i wl_dot(__m512i acc, const i
     return _mm512_sub_epi32(acc, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, x0), k128, x1));
 }
 
+/*
+ * A B-bit weightlet group unpacked four stripes at a time (the Java unpacker's half-group kernel,
+ * VectorWeightletUnpacker): per plane, the blocks four stripes need repeated across the four 128-bit
+ * lanes, each lane shifted by its own slot (a variable shift of 16-bit lanes: a byte's slot comes down
+ * whole, the mask drops what the byte above shifted in), masked, and shifted to its place in the field.
+ */
+static inline __attribute__((always_inline)) __m512i wl_plane4(const uint8_t *g, int b, int offset, int shift, int h) {
+    __m512i blocks, count;
+    if (b == 1) {
+        blocks = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset)));
+        count = h == 0 ? _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0x0005000500050005, 0x0005000500050005,
+                                          0x0006000600060006, 0x0006000600060006, 0x0007000700070007, 0x0007000700070007)
+                       : _mm512_set_epi64(0, 0, 0x0001000100010001, 0x0001000100010001,
+                                          0x0002000200020002, 0x0002000200020002, 0x0003000300030003, 0x0003000300030003);
+    } else if (b == 2) {
+        blocks = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset + 16 * h)));
+        count = _mm512_set_epi64(0, 0, 0x0002000200020002, 0x0002000200020002,
+                                 0x0004000400040004, 0x0004000400040004, 0x0006000600060006, 0x0006000600060006);
+    } else {
+        blocks = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0),
+                                          _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) (g + offset + 32 * h))));
+        count = _mm512_set_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004, 0x0004000400040004);
+    }
+    __m512i slot = _mm512_and_si512(_mm512_srlv_epi16(blocks, count), _mm512_set1_epi8((char) ((1 << b) - 1)));
+    return shift ? _mm512_slli_epi16(slot, shift) : slot;
+}
+
+static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g, int B, int8_t *v) {
+    for (int h = 0; h < 2; h++) {
+        __m512i f;
+        switch (B) {
+            case 1: f = wl_plane4(g, 1, 0, 0, h); break;
+            case 2: f = wl_plane4(g, 2, 0, 0, h); break;
+            case 3: f = _mm512_or_si512(wl_plane4(g, 1, 0, 2, h), wl_plane4(g, 2, 16, 0, h)); break;
+            case 4: f = wl_plane4(g, 4, 0, 0, h); break;
+            case 5: f = _mm512_or_si512(wl_plane4(g, 1, 0, 4, h), wl_plane4(g, 4, 16, 0, h)); break;
+            case 6: f = _mm512_or_si512(wl_plane4(g, 2, 0, 4, h), wl_plane4(g, 4, 32, 0, h)); break;
+            case 7: f = _mm512_or_si512(_mm512_or_si512(wl_plane4(g, 1, 0, 6, h), wl_plane4(g, 2, 16, 4, h)), wl_plane4(g, 4, 48, 0, h)); break;
+            default: f = _mm512_or_si512(wl_plane4(g, 4, 0, 4, h), wl_plane4(g, 4, 64, 0, h)); break;
+        }
+        __m512i w = B == 8 ? _mm512_sub_epi8(f, _mm512_set1_epi8(127)) : _mm512_sub_epi8(_mm512_add_epi8(f, f), _mm512_set1_epi8((char) ((1 << B) - 1)));
+        _mm512_storeu_si512(v + 64 * h, w);
+    }
+}
+
+static void wl_group4(const uint8_t *g, int B, int8_t *v) {
+    switch (B) {
+        case 1: wl_group4_of(g, 1, v); break;
+        case 2: wl_group4_of(g, 2, v); break;
+        case 3: wl_group4_of(g, 3, v); break;
+        case 4: wl_group4_of(g, 4, v); break;
+        case 5: wl_group4_of(g, 5, v); break;
+        case 6: wl_group4_of(g, 6, v); break;
+        case 7: wl_group4_of(g, 7, v); break;
+        default: wl_group4_of(g, 8, v); break;
+    }
+}
+#define WL_GROUP wl_group4
+
 #include "weightlet.h"
 
 /* ---------------------------------------------------------------- llama.cpp's block types and float16 */

@@ -7,26 +7,26 @@ import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
- * A weightlet layer ({@link WeightletWeights} weight-only, or {@link NpuInt8Weights}) whose decode
- * runs on the C library's kernels: each channel's groups unpacked at its own bit width into an L1
- * buffer, then weight-only by the runtime's one summation order (the float lanes' fused multiply-add
- * chains, so the instruction set must have the Java kernels' lane count), npu by an exact integer dot
- * product ({@code vpdpbusd}, {@code vpmaddubsw}, {@code sdot}). The outputs are the Java layer's bit for
- * bit; a batch of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill) takes the Java layer.
+ * An npu weightlet layer ({@link NpuInt8Weights}) whose decode runs on the C library's kernels: each
+ * channel's groups unpacked at its own bit width into an L1 buffer (AVX-512: four stripes per register,
+ * as the Java unpacker's half-group kernel), then an exact int8 dot product ({@code vpdpbusd},
+ * {@code vpmaddubsw}, {@code sdot}) where the Java kernel multiplies int8 values as floats. The outputs
+ * are the Java layer's bit for bit; a batch of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more
+ * (prefill) takes the Java layer. Weight-only layers stay on the Java kernels: a native unpacker with
+ * the float chains measured slower than the Java one (bench/RESULTS.md).
  */
 final class NativeWeightletWeights implements LinearWeights {
 
-    private final WeightletWeights twin;
+    private final NpuInt8Weights twin;
     private final NativeKernels kernels;
     private final MemorySegment data;
     private final long[] offsets;
     private final int[] bits;
     private final float[] scales;
     private final int out, in, padded;
-    /** The npu layer's static activation scale, or NaN for weight-only. */
     private final float inputScale;
 
-    NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels) {
+    NativeWeightletWeights(NpuInt8Weights twin, NativeKernels kernels) {
         PackedTensor p = twin.packed;
         this.twin = twin;
         this.kernels = kernels;
@@ -37,18 +37,12 @@ final class NativeWeightletWeights implements LinearWeights {
         this.out = twin.outFeatures();
         this.in = twin.inFeatures();
         this.padded = WeightletLayout.groups(in) * WeightletLayout.GROUP_WEIGHTS;
-        this.inputScale = twin instanceof NpuInt8Weights npu ? npu.inputScale() : Float.NaN;
+        this.inputScale = twin.inputScale();
     }
 
-    /**
-     * {@code twin} on the native kernels chosen for this process ({@link KernelSource}) where they exist
-     * for it — npu on any instruction set, weight-only on the one whose float lanes are the Java kernels'
-     * ({@code lanes}) — else {@code twin} itself.
-     */
-    static LinearWeights of(WeightletWeights twin, int lanes) {
-        boolean npu = twin instanceof NpuInt8Weights;
-        return (npu ? KernelSource.kernels() : KernelSource.kernelsWithFloatLanes(lanes))
-                .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
+    /** {@code twin} on the native kernels where the process uses them ({@link KernelSource}), else {@code twin} itself. */
+    static LinearWeights of(NpuInt8Weights twin) {
+        return KernelSource.kernels().<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
     }
 
     @Override public int inFeatures() { return in; }
@@ -61,24 +55,16 @@ final class NativeWeightletWeights implements LinearWeights {
             twin.matmul(x, n, y);
             return;
         }
-        boolean npu = !Float.isNaN(inputScale);
         for (int t = 0; t < n; t++) {
-            MemorySegment act, outs = MemorySegment.ofArray(y).asSlice(4L * t * out);
-            if (npu) {
-                byte[] q = new byte[padded];
-                for (int k = 0; k < in; k++) q[k] = ((NpuInt8Weights) twin).quantizeInput(x[t * in + k]);
-                act = MemorySegment.ofArray(q);
-            } else {
-                float[] xs = new float[padded];
-                System.arraycopy(x, t * in, xs, 0, in);
-                act = MemorySegment.ofArray(xs);
-            }
+            MemorySegment outs = MemorySegment.ofArray(y).asSlice(4L * t * out);
+            byte[] q = new byte[padded];
+            for (int k = 0; k < in; k++) q[k] = twin.quantizeInput(x[t * in + k]);
+            MemorySegment act = MemorySegment.ofArray(q);
             MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
             twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
                 int r0 = 4 * start, r1 = Math.min(out, 4 * end);
                 MemorySegment o = offs.asSlice(8L * r0), b = widths.asSlice(4L * r0), sc = s.asSlice(4L * r0), yy = outs.asSlice(4L * r0);
-                if (npu) kernels.weightletNpu(data, o, b, r1 - r0, in, act, inputScale, sc, yy);
-                else kernels.weightletWeightOnly(data, o, b, r1 - r0, in, act, sc, yy);
+                kernels.weightletNpu(data, o, b, r1 - r0, in, act, inputScale, sc, yy);
             });
         }
     }

@@ -1,7 +1,6 @@
 package jquant.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,11 +17,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The weightlet oracle for the C library's kernels: native decode against the Java layers
- * ({@link WeightletWeights}, {@link NpuInt8Weights}), bit for bit, on mixed bit widths 1..8, lengths
- * that end inside a group, one to three tokens, one and two threads, for each instruction set this
- * CPU runs (weight-only on the one whose float lanes are the Java kernels'; {@code ./run-tests} runs
- * this class again with the JVM at 256 and 128 bits).
+ * The npu weightlet oracle for the C library's kernels: native decode against the Java layer
+ * ({@link NpuInt8Weights}), bit for bit, on mixed bit widths 1..8, lengths that end inside a group,
+ * one to three tokens, one and two threads, for each instruction set this CPU runs ({@code ./run-tests}
+ * runs this class again with the JVM at 256 and 128 bits).
  */
 class NativeWeightletWeightsTest {
 
@@ -37,18 +35,16 @@ class NativeWeightletWeightsTest {
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
         for (NativeKernels k : NativeKernels.supported())
-            for (boolean npu : new boolean[] {false, true})
-                for (int length : new int[] {128, 200, 384, 1000})
-                    for (int tokens = 1; tokens <= 3; tokens++) all.add(Arguments.of(k, npu, length, tokens));
+            for (int length : new int[] {128, 200, 384, 1000})
+                for (int tokens = 1; tokens <= 3; tokens++) all.add(Arguments.of(k, length, tokens));
         return all.stream();
     }
 
-    @ParameterizedTest(name = "{0} npu={1} length {2}, {3} tokens", allowZeroInvocations = true)   // none without the library
+    @ParameterizedTest(name = "{0} length {1}, {2} tokens", allowZeroInvocations = true)   // none without the library
     @MethodSource("cases")
-    void nativeDecodeEqualsTheJavaLayer(NativeKernels kernels, boolean npu, int length, int tokens) {
+    void nativeDecodeEqualsTheJavaLayer(NativeKernels kernels, int length, int tokens) {
         Compute compute = Compute.vector().on(tokens == 2 ? TWO : ONE);
-        if (!npu) assumeThat(kernels.isa().bits / Float.SIZE).as("float lanes").isEqualTo(compute.matmul().lanes());
-        Random rnd = new Random(31L * length + tokens + (npu ? 7 : 0));
+        Random rnd = new Random(31L * length + tokens);
         int channels = 37;
         int[] bits = new int[channels];
         byte[] fields = new byte[channels * length];
@@ -61,7 +57,7 @@ class NativeWeightletWeightsTest {
         for (int c = 0; c < channels; c++) scales[c] = 0.001f + rnd.nextFloat() * 0.01f;
         float[] x = new float[tokens * length];
         for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian() * (i % 97 == 0 ? 40f : 1f);
-        WeightletWeights java = npu ? new NpuInt8Weights("w", packed, scales, 0.05f, compute) : new WeightletWeights("w", packed, scales, compute);
+        NpuInt8Weights java = new NpuInt8Weights("w", packed, scales, 0.05f, compute);
         LinearWeights c = new NativeWeightletWeights(java, kernels);
         float[] expected = new float[tokens * channels], got = new float[tokens * channels];
         java.matmul(x, tokens, expected);

@@ -30,7 +30,7 @@ public final class NativeKernels {
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
-    private final MethodHandle weightletWeightOnly, weightletNpu;
+    private final MethodHandle weightletNpu;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
@@ -42,8 +42,6 @@ public final class NativeKernels {
             multiply[l] = lib.downcall(prefix[l] + "multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT,
                     JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
         }
-        weightletWeightOnly = lib.downcall("jq_wl_weight_only_" + isa.suffix,
-                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
         for (RowType t : RowType.values()) {
@@ -111,20 +109,6 @@ public final class NativeKernels {
                          MemorySegment y, long ystride, MemorySegment dots, long dstride) {
         try {
             multiply[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, dots, dstride);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-    }
-
-    /**
-     * {@code jq_wl_weight_only}: {@code y[r] = scales[r] · (w_r · x)} for the {@code rows} weightlet
-     * channels whose byte offsets into {@code data} and bit widths are given, by the runtime's float
-     * summation order with this instruction set's lanes; {@code x} padded with zeros to whole groups of 128.
-     */
-    public void weightletWeightOnly(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment x,
-                                    MemorySegment scales, MemorySegment y) {
-        try {
-            weightletWeightOnly.invokeExact(data, offsets, bits, rows, length, x, scales, y);
         } catch (Throwable t) {
             throw rethrow(t);
         }
