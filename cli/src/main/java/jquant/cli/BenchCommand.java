@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 import jquant.bench.AllocatorBench;
 import jquant.bench.DecodeBench;
 import jquant.bench.PipelineMemoryBench;
+import jquant.bench.KernelFamilyBench;
 import jquant.bench.PrefillBench;
 import jquant.bench.RuntimeBench;
 import jquant.bench.TernaryBench;
@@ -29,6 +30,7 @@ import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
+import jquant.runtime.nativelib.KernelSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -45,7 +47,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "bench", description = "Benchmarks; each prints ratios against a baseline measured in the same run.",
         subcommands = {BenchCommand.Model.class, BenchCommand.Decode.class, BenchCommand.Prefill.class, BenchCommand.Ttft.class, BenchCommand.Memory.class,
-                BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class})
+                BenchCommand.Runtime.class, BenchCommand.Unpack.class, BenchCommand.Allocator.class, BenchCommand.Ternary.class,
+                BenchCommand.Kernels.class})
 final class BenchCommand {
 
     /** Model shapes {@code bench model} generates. */
@@ -327,7 +330,8 @@ final class BenchCommand {
             command.add(ProcessHandle.current().info().command().orElse("java"));
             command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
-            List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels", options.kernels.name()));
+            List<String> modelArgs = new ArrayList<>(List.of("--mode", options.mode.name().replace('_', '-'), "--kernels",
+                    options.kernels.name() + "," + KernelSource.chosen().name()));
             if (options.tokenizer.path != null) modelArgs.addAll(List.of("--tokenizer", options.tokenizer.path.toString()));
             PrintStream out = System.out;
             out.printf("ttft: %s, prompt of %d tokens, %d runs per case (median)%n", model.path, promptTokens, repeats);
@@ -373,6 +377,18 @@ final class BenchCommand {
         @Override
         public Integer call() {
             TernaryBench.main(quick ? new String[] {"--quick"} : new String[0]);
+            return 0;
+        }
+    }
+
+    @Command(name = "kernels", description = "Each ternary format's kernel families (Java, native per instruction set) on the same bytes, alternating in one JVM: decode and prefill")
+    static final class Kernels implements Callable<Integer> {
+        @Option(names = "--quick", description = "Four layers instead of 22, fewer rounds.")
+        boolean quick;
+
+        @Override
+        public Integer call() {
+            KernelFamilyBench.main(quick ? new String[] {"--quick"} : new String[0]);
             return 0;
         }
     }

@@ -3,6 +3,7 @@ package jquant.cli;
 import jquant.runtime.kernels.VectorWidth;
 import jquant.core.Memory;
 import jquant.core.WorkerPool;
+import jquant.runtime.nativelib.KernelSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -106,16 +107,26 @@ public final class Main {
     private static WorkerPool threads(CommandLine.ParseResult parsed) {
         Integer threads = null;
         boolean verbose = false;
+        String kernels = null;
         for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
             if (p.hasMatchedOption("--threads")) threads = p.matchedOptionValue("--threads", null);
             verbose |= p.hasMatchedOption("--verbose");
+            if (p.hasMatchedOption("--kernels")) kernels = p.matchedOption("--kernels").stringValues().getFirst();
+        }
+        if (kernels != null) {
+            try {
+                KernelSource.use(ModelOptions.Kernels.parse(kernels).source());
+            } catch (IllegalStateException e) {
+                throw new CommandLine.ExecutionException(parsed.asCommandLineList().getLast(), e.getMessage(), e);
+            }
         }
         if (threads != null && threads < 1) {
             throw new CommandLine.ParameterException(parsed.asCommandLineList().getLast(), "--threads must be at least 1, got " + threads);
         }
         WorkerPool pool = threads == null || threads == Runtime.getRuntime().availableProcessors() ? WorkerPool.common() : new WorkerPool(threads);
         if (verbose) {
-            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads, heap %s%n", VectorWidth.describe(), pool.threads(), Memory.format(Memory.heap()));
+            parsed.commandSpec().commandLine().getErr().printf("jquant: %s, %d threads, heap %s; %s%n", VectorWidth.describe(), pool.threads(),
+                    Memory.format(Memory.heap()), KernelSource.describe());
         }
         return pool;
     }

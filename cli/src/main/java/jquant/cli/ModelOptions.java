@@ -6,10 +6,12 @@ import jquant.runtime.KernelChoice;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Mixin;
+import jquant.runtime.nativelib.KernelSource;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 import java.nio.file.Path;
+import java.util.Locale;
 
 /** How {@code run} and {@code eval} open and execute a model: the options both share. */
 final class ModelOptions {
@@ -22,9 +24,11 @@ final class ModelOptions {
                     + "(W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
     ModeOption mode;
 
-    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|t2p|float",
-            description = "auto: ternary tensors on the integer ternary kernels as stored; t2p: repacked to T2P row pairs at load; "
-                    + "float: every weight decoded to float32 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|t2p|float[,…]",
+            description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: ternary tensors on the integer "
+                    + "ternary kernels as stored (the default), t2p: repacked to T2P row pairs at load, float: every weight decoded to "
+                    + "float32. Implementation: the C library's kernels where built and this CPU runs them, else Java (the default), "
+                    + "java: Java only, native: the C library's or an error. auto: both defaults (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
 
     @Option(names = "--load", defaultValue = "pipelined", converter = LoadingConverter.class, paramLabel = "pipelined|eager|layerwise",
@@ -46,14 +50,40 @@ final class ModelOptions {
         }
     }
 
-    /** Case-insensitive {@code --kernels} values; anything else is a usage error. */
+    /** A {@code --kernels} value: the layout ({@link KernelChoice}) and the implementation ({@link KernelSource}). */
+    record Kernels(KernelChoice layout, KernelSource source) {
+
+        /**
+         * Parses a comma-separated value, case-insensitively: at most one of t2p and float, at most one of java
+         * and native, auto anywhere; anything else is a usage error.
+         */
+        static Kernels parse(String value) {
+            KernelChoice layout = null;
+            KernelSource source = null;
+            for (String part : value.split(",", -1)) {
+                String p = part.trim().toLowerCase(Locale.ROOT);
+                switch (p) {
+                    case "auto" -> { }
+                    case "t2p", "float" -> {
+                        if (layout != null) throw new CommandLine.TypeConversionException("'" + value + "' names two layouts");
+                        layout = KernelChoice.valueOf(p.toUpperCase(Locale.ROOT));
+                    }
+                    case "java", "native" -> {
+                        if (source != null) throw new CommandLine.TypeConversionException("'" + value + "' names two implementations");
+                        source = KernelSource.valueOf(p.toUpperCase(Locale.ROOT));
+                    }
+                    default -> throw new CommandLine.TypeConversionException("'" + value + "' is not a list of auto, java, native, t2p, float");
+                }
+            }
+            return new Kernels(layout == null ? KernelChoice.AUTO : layout, source == null ? KernelSource.AUTO : source);
+        }
+    }
+
+    /** The layout part of {@code --kernels} (the implementation is applied process-wide before the command runs: {@code Main}). */
     static final class KernelsConverter implements CommandLine.ITypeConverter<KernelChoice> {
         @Override
-        public KernelChoice convert(String name) {
-            for (KernelChoice k : KernelChoice.values()) {
-                if (k.name().equalsIgnoreCase(name)) return k;
-            }
-            throw new CommandLine.TypeConversionException("'" + name + "' is not one of auto, t2p, float");
+        public KernelChoice convert(String value) {
+            return Kernels.parse(value).layout();
         }
     }
 }

@@ -10,6 +10,7 @@ import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
 import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
 
@@ -105,7 +106,7 @@ public final class KernelWarmup {
 
     /** Starts warming the kernels of {@code matrix}'s type: called when a model builds such a matrix. */
     static void startTernary(TernaryMatrix matrix) {
-        if (denseRowsOnly()) return;
+        if (denseRowsOnly() || matrix instanceof NativeTernaryMatrix) return;   // native kernels need no compiling
         once(matrix.type(), null, () -> warmTernary(matrix.type()));
     }
 
@@ -175,7 +176,7 @@ public final class KernelWarmup {
     static void warmTernary(DType type) {
         int rows = 8, cols = 2 * COLS;
         try (Arena arena = Arena.ofConfined(); WorkerPool one = new WorkerPool(1)) {
-            TernaryMatrix m = TernaryKernels.on(type, zeros(arena, type.byteSize((long) rows * cols, cols)), rows, cols, one);
+            TernaryMatrix m = TernaryKernels.javaOn(type, zeros(arena, type.byteSize((long) rows * cols, cols)), rows, cols, one);
             ActivationBlocks x = ActivationBlocks.quantize(new float[cols]);
             for (int i = 0; i < CALLS; i++) {
                 m.multiply(x);

@@ -18,14 +18,15 @@ public interface LinearWeightsFactory {
 
     /**
      * Every tensor multiplied where it is stored: float32/float16/bfloat16 through the fused kernels
-     * ({@link DenseWeights}), any other decodable type row by row ({@link DecodedRowsWeights}). A
+     * ({@link DenseWeights}), any other decodable type row by row ({@link DecodedRowsWeights}); float16 and
+     * llama.cpp's common block types decode on the native kernels where they are in use ({@link NativeRowsWeights}). A
      * tensor held in Java memory rather than a file (a computed model) is copied to float32 once.
      */
     static LinearWeightsFactory inPlace(Compute compute) {
         return (kind, layer, tensor) -> {
             if (!tensor.data().isNative()) return new DenseF32Weights(tensor.toFloats(), tensor.rows(), tensor.cols(), compute);
-            if (DenseWeights.supports(tensor.dtype())) return new DenseWeights(tensor, compute);
-            return new DecodedRowsWeights(tensor, compute);
+            if (DenseWeights.supports(tensor.dtype())) return NativeRowsWeights.dense(tensor, compute);
+            return NativeRowsWeights.decoded(tensor, compute);
         };
     }
 

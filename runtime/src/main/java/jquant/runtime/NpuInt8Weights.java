@@ -37,6 +37,11 @@ public final class NpuInt8Weights extends WeightletWeights {
         this.inputScale = inputScale;
     }
 
+    /** The static activation scale. */
+    float inputScale() {
+        return inputScale;
+    }
+
     /** The int8 activation code of {@code x} under this layer's static scale. */
     byte quantizeInput(float x) {
         return (byte) Math.clamp(Math.round(x / inputScale), -127, 127);

@@ -135,7 +135,7 @@ public final class PackedModelLoader {
                     throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
                             + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");
                 }
-                return new NpuInt8Weights(t.name(), w.packed(), w.scales(), scale.floatValue(), compute);
+                return NativeWeightletWeights.of(new NpuInt8Weights(t.name(), w.packed(), w.scales(), scale.floatValue(), compute));
             }
             default -> throw new CheckpointException(file.path(), t.name() + " has unknown encoding '" + t.encoding() + "'");
         }

@@ -20,6 +20,8 @@ import jquant.formats.quant.TernaryTensor;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.Ptq1Matrix;
 import jquant.core.WorkerPool;
+import jquant.runtime.nativelib.KernelSource;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.T2pMatrix;
 import jquant.runtime.ternary.TernaryKernels;
 import org.junit.jupiter.api.AfterAll;
@@ -99,7 +101,8 @@ class TernaryWeightsFactoryTest {
         TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK);
         TernaryWeightsFactory t2p = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
         assertThat(((TernaryLinearWeights) stock.create(TensorKind.W_UP, 0, pq2)).matrix()).isInstanceOf(Pq2Matrix.class);
-        assertThat(((TernaryLinearWeights) t2p.create(TensorKind.W_UP, 0, pq2)).matrix()).isInstanceOf(T2pMatrix.class);
+        assertThat(((TernaryLinearWeights) t2p.create(TensorKind.W_UP, 0, pq2)).matrix())
+                .isInstanceOf(KernelSource.kernels().isPresent() ? NativeTernaryMatrix.class : T2pMatrix.class);
         TernaryTensor p = ternary(3, 8, 256, false);
         assertThat(((TernaryLinearWeights) stock.create(TensorKind.W_UP, 0, tensor(DType.PTQ1_0, p, Ptq1Block.encode(p)))).matrix())
                 .isInstanceOf(Ptq1Matrix.class);

@@ -43,7 +43,7 @@ class TypeKernelsTest {
             Compute compute = Compute.vector();
 
             LinearWeights inPlace = LinearWeightsFactory.inPlace(compute).create(TensorKind.W_UP, 0, tensor);
-            assertThat(inPlace).as(type.name()).isInstanceOfAny(DenseWeights.class, DecodedRowsWeights.class);
+            assertThat(inPlace).as(type.name()).isInstanceOfAny(DenseWeights.class, DecodedRowsWeights.class, NativeRowsWeights.class);
             assertClose(type + " on the float path", multiply(inPlace, x), w, x, cols, 1e-5);
 
             for (TernaryWeightsFactory.Layout layout : TernaryWeightsFactory.Layout.values()) {

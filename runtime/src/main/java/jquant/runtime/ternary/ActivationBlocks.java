@@ -115,6 +115,12 @@ public final class ActivationBlocks {
 
     public int sum(int block) { return sums[block]; }
 
+    /** Every block's sum of q, for the native kernels (not to be modified). */
+    int[] sums() { return sums; }
+
+    /** Every block's scale, for the native kernels (not to be modified). */
+    float[] scales() { return scales; }
+
     /** One term of the shared output formula: {@code acc + (float) dot · (d · scale)}. */
     static float term(float acc, int dot, float d, float xScale) { return acc + dot * (d * xScale); }
 }

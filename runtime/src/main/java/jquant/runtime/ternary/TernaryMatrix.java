@@ -22,7 +22,7 @@ import jquant.core.WorkerPool;
  * thread calls it, and no vector crosses a call, so a megamorphic job call site costs nothing
  * measurable; a benchmark must still run a kernel until C2 has compiled it (bench/RESULTS.md).
  */
-public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix {
+public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix, NativeTernaryMatrix, LutMatrix {
 
     /** The vector width every ternary kernel of this process runs at, chosen once at start (for logs and benchmarks). */
     static String vectorWidth() { return Simd.describe(); }
@@ -99,7 +99,7 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
     static Selection select(String name, MemorySegment pq2, int rows, int cols, WorkerPool pool) {
         try {
             byte[] t2p = T2pRepacker.repack(name, pq2.toArray(ValueLayout.JAVA_BYTE), rows, cols);
-            return new Selection(new T2pMatrix(offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
+            return new Selection(TernaryKernels.on(DType.T2P, offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
         } catch (T2pShapeException e) {
             return new Selection(new Pq2Matrix(pq2, rows, cols, pool), e.getMessage());
         }

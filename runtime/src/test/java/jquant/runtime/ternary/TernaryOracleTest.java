@@ -16,6 +16,8 @@ import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.T2pShapeException;
 import jquant.formats.quant.TernaryTensor;
 import jquant.core.WorkerPool;
+import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,12 +25,31 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The integer oracle: every kernel (vector and scalar twin, decode and prefill) against a plain loop
- * over the ternary codes, exactly — integer block dots compared before any float, then the floats
- * of the shared formula compared bit for bit. {@code ./run-tests} runs this class again with the JVM
- * limited to 256- and 128-bit vectors, so every kernel width is checked on one machine.
+ * The integer oracle: every kernel (vector and scalar twin, decode and prefill; the Java kernels and
+ * the C library's for each instruction set this CPU runs) against a plain loop over the ternary
+ * codes, exactly — integer block dots compared before any float, then the floats of the shared
+ * formula compared bit for bit. {@code ./run-tests} runs this class again with the JVM limited to 256-
+ * and 128-bit vectors, so every Java kernel width is checked on one machine (the native ones are
+ * 512-bit AVX-512, 256-bit AVX2 and 128-bit NEON by instruction set).
  */
 class TernaryOracleTest {
+
+    /** A type's kernels: the Java ones ({@code isa} null), the table-lookup ones ({@code lut}), or the C library's for one instruction set. */
+    record Kernels(DType format, NativeKernels isa, boolean lut) {
+        @Override
+        public String toString() { return isa != null ? format + " " + isa.isa() : lut ? format + " LUT" : format.name(); }
+    }
+
+    /** Every ternary type's Java kernels, and its table-lookup and native ones for each instruction set this CPU runs. */
+    static List<Kernels> kernels() {
+        List<Kernels> all = new ArrayList<>();
+        for (DType f : TernaryKernels.types()) {
+            all.add(new Kernels(f, null, false));
+            if (f == DType.T2P) all.add(new Kernels(f, null, true));
+            if (f == DType.T2P || f == DType.TQ2_0) for (NativeKernels isa : NativeKernels.supported()) all.add(new Kernels(f, isa, false));
+        }
+        return all;
+    }
 
     enum Activations { RANDOM, ZEROS, CONSTANT, EXTREME }
 
@@ -93,9 +114,18 @@ class TernaryOracleTest {
         return y;
     }
 
-    /** {@code t} stored as {@code type} through its codec, on the type's kernels. */
-    static TernaryMatrix pack(DType type, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
-        TernaryMatrix m = TernaryKernels.on(type, TernaryCodecs.encode(t, new long[] {t.rows(), t.cols()}, type).data(), t.rows(), t.cols(), pool);
+    /** {@code t} stored as {@code k}'s type through its codec, on {@code k}'s kernels. */
+    static TernaryMatrix pack(Kernels k, TernaryTensor t, WorkerPool pool) throws T2pShapeException {
+        DType type = k.format();
+        MemorySegment data = TernaryCodecs.encode(t, new long[] {t.rows(), t.cols()}, type).data();
+        TernaryMatrix m;
+        if (k.lut()) {
+            m = new LutMatrix(data, t.rows(), t.cols(), pool);
+        } else if (k.isa() != null) {
+            m = new NativeTernaryMatrix(type == DType.T2P ? TernaryLayout.T2P : TernaryLayout.TQ2_0, data, t.rows(), t.cols(), pool, k.isa());
+        } else {
+            m = TernaryKernels.javaOn(type, data, t.rows(), t.cols(), pool);
+        }
         assertThat(m.type()).isEqualTo(type);
         return m;
     }
@@ -120,7 +150,7 @@ class TernaryOracleTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
-        for (DType f : TernaryKernels.types())
+        for (Kernels f : kernels())
             for (int rows : new int[] {4, 8, 12})
                 for (int cols : new int[] {256, 512, 1024})
                     for (Activations a : Activations.values())
@@ -130,9 +160,9 @@ class TernaryOracleTest {
 
     @ParameterizedTest(name = "{0} {1}×{2} {3} width {4}")
     @MethodSource("cases")
-    void kernelsEqualThePlainLoopExactly(DType f, int rows, int cols, Activations kind, int width) throws Exception {
+    void kernelsEqualThePlainLoopExactly(Kernels f, int rows, int cols, Activations kind, int width) throws Exception {
         long seed = 31L * rows + 7L * cols + width + 1000L * kind.ordinal();
-        TernaryTensor t = codesFor(f, seed, rows, cols);
+        TernaryTensor t = codesFor(f.format(), seed, rows, cols);
         Random rnd = new Random(seed + 1);
         ActivationBlocks[] xs = new ActivationBlocks[width];
         for (int c = 0; c < width; c++) xs[c] = column(kind, cols, rnd);
@@ -155,30 +185,30 @@ class TernaryOracleTest {
 
     static Stream<Arguments> oddBlockCounts() {
         List<Arguments> all = new ArrayList<>();
-        for (DType f : TernaryKernels.types())
+        for (Kernels f : kernels())
             for (int blocks : new int[] {1, 3, 5, 9})
-                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, blocks * f.blockSize(), Activations.RANDOM, width));
+                for (int width : new int[] {1, 3, 6}) all.add(Arguments.of(f, 8, blocks * f.format().blockSize(), Activations.RANDOM, width));
         return all.stream();
     }
 
     /** Blocks per row not a multiple of the kernels' loop units (up to 32 blocks per tree at 512 bits). */
     @ParameterizedTest(name = "{0} {1}×{2} width {4}")
     @MethodSource("oddBlockCounts")
-    void oddBlockCountsAreExactToo(DType f, int rows, int cols, Activations kind, int width) throws Exception {
+    void oddBlockCountsAreExactToo(Kernels f, int rows, int cols, Activations kind, int width) throws Exception {
         kernelsEqualThePlainLoopExactly(f, rows, cols, kind, width);
     }
 
     /** Shapes that cross the kernels' tiling: more rows than a batch, more blocks than a decode chunk. */
     @ParameterizedTest(name = "{0} {1}×{2}")
     @MethodSource("tiledShapes")
-    void tilesAndBatchesAreExact(DType f, int rows, int cols) throws Exception {
-        TernaryTensor t = codesFor(f, rows + cols, rows, cols);
+    void tilesAndBatchesAreExact(Kernels f, int rows, int cols) throws Exception {
+        TernaryTensor t = codesFor(f.format(), rows + cols, rows, cols);
         Random rnd = new Random(cols);
         ActivationBlocks[] xs = new ActivationBlocks[5];
         for (int c = 0; c < xs.length; c++) xs[c] = column(Activations.RANDOM, cols, rnd);
         for (WorkerPool pool : new WorkerPool[] {INLINE, TWO_THREADS}) {
             TernaryMatrix m = pack(f, t, pool);
-            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs}) {
+            for (ActivationBlocks[] batch : new ActivationBlocks[][] {{xs[0]}, xs, more(xs, 37, cols)}) {
                 int[][] got = m.blockDots(batch);
                 float[][] y = m.multiply(batch);
                 for (int c = 0; c < batch.length; c++) {
@@ -190,9 +220,17 @@ class TernaryOracleTest {
         }
     }
 
+    /** {@code n} random columns, the first ones those of {@code xs}: a batch longer than the kernels' column tiles. */
+    static ActivationBlocks[] more(ActivationBlocks[] xs, int n, int cols) {
+        ActivationBlocks[] all = java.util.Arrays.copyOf(xs, n);
+        Random rnd = new Random(n);
+        for (int c = xs.length; c < n; c++) all[c] = column(c % 2 == 0 ? Activations.RANDOM : Activations.EXTREME, cols, rnd);
+        return all;
+    }
+
     static Stream<Arguments> tiledShapes() {
         int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
-        return TernaryKernels.types().stream().map(f -> Arguments.of(f, rows, cols));
+        return kernels().stream().map(f -> Arguments.of(f, rows, cols));
     }
 
     @Test
@@ -206,7 +244,8 @@ class TernaryOracleTest {
         }
         TernaryTensor t = new TernaryTensor("w", 4, 128 * special.length, scales, base.codes());
         ActivationBlocks x = column(Activations.RANDOM, t.cols(), new Random(78));
-        for (DType f : new DType[] {DType.T2P, DType.PQ2_0}) {
+        for (Kernels f : kernels()) {
+            if (f.format() != DType.T2P && f.format() != DType.PQ2_0) continue;
             TernaryMatrix m = pack(f, t, INLINE);
             assertThat(m.multiply(x)[0]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
             assertThat(m.multiply(x, x)[1]).as("%s", f).isEqualTo(oracleOutputs(t, oracleDots(t, x), x));
@@ -222,12 +261,15 @@ class TernaryOracleTest {
         data[136 + 2 * 2 + 1] = (byte) 0x7C;
         data[2 * 3] = 0x01;                     // row 3 of the first block: a NaN
         data[2 * 3 + 1] = (byte) 0xFE;
-        TernaryMatrix m = new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE);
         ActivationBlocks x = column(Activations.RANDOM, 256, new Random(80));
-        assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
-        assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
-        assertThat(m.multiply(x)[0][2]).isInfinite();
-        assertThat(m.multiply(x)[0][3]).isNaN();
+        List<TernaryMatrix> matrices = new ArrayList<>(List.of(new T2pMatrix(MemorySegment.ofArray(data), 4, 256, INLINE)));
+        for (NativeKernels isa : NativeKernels.supported()) matrices.add(new NativeTernaryMatrix(TernaryLayout.T2P, MemorySegment.ofArray(data), 4, 256, INLINE, isa));
+        for (TernaryMatrix m : matrices) {
+            assertThat(m.multiply(x)[0]).isEqualTo(m.multiplyScalar(x)[0]);
+            assertThat(m.multiply(x, x)[1]).isEqualTo(m.multiplyScalar(x)[0]);
+            assertThat(m.multiply(x)[0][2]).isInfinite();
+            assertThat(m.multiply(x)[0][3]).isNaN();
+        }
     }
 
     @Test
@@ -237,7 +279,7 @@ class TernaryOracleTest {
         ActivationBlocks[] xs = {column(Activations.RANDOM, 1024, rnd), column(Activations.EXTREME, 1024, rnd),
                 column(Activations.RANDOM, 1024, rnd)};
         TernaryMatrix.Selection sel = TernaryMatrix.select("blk.0.ffn_up", MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
-        assertThat(sel.matrix()).isInstanceOf(T2pMatrix.class);
+        assertThat(sel.matrix()).isInstanceOfAny(T2pMatrix.class, NativeTernaryMatrix.class);
         TernaryMatrix stock = new Pq2Matrix(MemorySegment.ofArray(Pq2Block.encode(t)), 12, 1024, INLINE);
         assertThat(sel.matrix().blockDots(xs)).isDeepEqualTo(stock.blockDots(xs));
         assertThat(sel.matrix().blockDots(xs[0])).isDeepEqualTo(stock.blockDots(xs[0]));
@@ -272,7 +314,7 @@ class TernaryOracleTest {
 
     @Test
     void mismatchedColumnsAreRefused() throws Exception {
-        TernaryMatrix m = pack(DType.T2P, codes(1, 4, 256, false), INLINE);
+        TernaryMatrix m = pack(new Kernels(DType.T2P, null, false), codes(1, 4, 256, false), INLINE);
         assertThatThrownBy(() -> m.multiply(column(Activations.ZEROS, 512, new Random(1))))
                 .hasMessageContaining("512 values").hasMessageContaining("256 inputs");
     }

@@ -1,0 +1,222 @@
+/* AVX-512 kernels (F, BW, VL, VNNI): vpdpbusd multiplies 2-bit codes (unsigned bytes) by int8
+   activations and sums each four adjacent products into an int32 lane. */
+#include <immintrin.h>
+#include "jqk.h"
+
+#define ISA(name) name##_avx512
+#define VEC_I __m512i
+#define VEC_F4 __m128
+#define VEC_F4_ZERO _mm_setzero_ps()
+#define VEC_F4_LOAD(p) _mm_load_ps(p)
+#define VEC_F4_ADD(a, b) _mm_add_ps(a, b)
+#define VEC_F4_STORE(p, v) _mm_storeu_ps(p, v)
+
+/*
+ * 16 times the sums of u * q of 64 code bytes (four 2-bit slots each) against four slot vectors of
+ * activations x[0..3]: masks 0x03 and 0x30 take slots 0 and 2 (as u and 16u) from the codes and slots
+ * 1 and 3 from the codes shifted by 2, so one shift serves four slots; the u and 16u sums meet at the
+ * end. Each int lane sums four adjacent bytes' products.
+ */
+static inline __attribute__((always_inline)) __m512i slots4(__m512i c, const int8_t *x0, const int8_t *x1, const int8_t *x2, const int8_t *x3) {
+    const __m512i lo = _mm512_set1_epi8(0x03), hi = _mm512_set1_epi8(0x30);
+    __m512i c2 = _mm512_srli_epi16(c, 2);
+    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, lo), _mm512_loadu_si512(x0));
+    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(c, hi), _mm512_loadu_si512(x2));
+    a = _mm512_dpbusd_epi32(a, _mm512_and_si512(c2, lo), _mm512_loadu_si512(x1));
+    b = _mm512_dpbusd_epi32(b, _mm512_and_si512(c2, hi), _mm512_loadu_si512(x3));
+    return _mm512_add_epi32(_mm512_slli_epi32(a, 4), b);
+}
+
+/* [x q0+q2, x q1+q3, y q0+q2, y q1+q3] in 128-bit quarters. */
+static inline __attribute__((always_inline)) __m512i fold_alternate(__m512i x, __m512i y) {
+    return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+/* [x q0+q1, x q2+q3, y q0+q1, y q2+q3] in 128-bit quarters. */
+static inline __attribute__((always_inline)) __m512i fold_adjacent(__m512i x, __m512i y) {
+    return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* Per 128-bit quarter: [t l0+l1, t l2+l3, u l0+l1, u l2+l3]. */
+static inline __attribute__((always_inline)) __m512i sum_lane_pairs(__m512i t, __m512i u) {
+    __m512 tf = _mm512_castsi512_ps(t), uf = _mm512_castsi512_ps(u);
+    return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(tf, uf, _MM_SHUFFLE(2, 0, 2, 0))),
+                            _mm512_castps_si512(_mm512_shuffle_ps(tf, uf, _MM_SHUFFLE(3, 1, 3, 1))));
+}
+
+/* The terms (float) dot * (d * xs), dot = r / 16 - sum(q), of a chunk whose 16 fp16 scales (lane 4k + r) are d16. */
+static inline __attribute__((always_inline)) void quad_terms(__m512i r, __m256i d16, const int32_t *sums4, const float *xs4, float *terms) {
+    __m512i dot = _mm512_sub_epi32(_mm512_srai_epi32(r, 4), _mm512_loadu_si512(sums4));
+    _mm512_store_ps(terms, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_cvtph_ps(d16), _mm512_loadu_ps(xs4))));
+}
+
+static inline __attribute__((always_inline)) void quad_dots(__m512i r, const int32_t *sums4, int32_t *dots) {
+    _mm512_storeu_si512(dots, _mm512_sub_epi32(_mm512_srai_epi32(r, 4), _mm512_loadu_si512(sums4)));
+}
+
+/* ---------------------------------------------------------------- T2P */
+
+/* One T2P pair (64 code bytes = 4 words of 16): per 128-bit word, lanes 0, 1 row a, lanes 2, 3 row b. */
+static inline __attribute__((always_inline)) __m512i t2p_pair(const uint8_t *p, const int8_t *x) {
+    return slots4(_mm512_loadu_si512(p), x, x + 64, x + 128, x + 192);
+}
+
+/* 16 times the sums of a chunk of four T2P blocks against one column: lane 4k + r = block k, row r. */
+static inline __attribute__((always_inline)) __m512i t2p_column(const uint8_t *const p[8], int m, const int8_t *a) {
+    const int8_t *x1 = a + (m > 1 ? T2P_ACT : 0), *x2 = a + (m > 2 ? 2 * T2P_ACT : 0), *x3 = a + (m > 3 ? 3 * T2P_ACT : 0);
+    __m512i a0 = t2p_pair(p[0] + T2P_CODES, a), a1 = t2p_pair(p[1] + T2P_CODES, x1);
+    __m512i a2 = t2p_pair(p[2] + T2P_CODES, x2), a3 = t2p_pair(p[3] + T2P_CODES, x3);
+    __m512i b0 = t2p_pair(p[0] + T2P_CODES + T2P_PAIR, a), b1 = t2p_pair(p[1] + T2P_CODES + T2P_PAIR, x1);
+    __m512i b2 = t2p_pair(p[2] + T2P_CODES + T2P_PAIR, x2), b3 = t2p_pair(p[3] + T2P_CODES + T2P_PAIR, x3);
+    /* fold_alternate: per block, words 0+2 and 1+3; fold_adjacent: one quarter per block; then rows (a, a, b, b) -> rows 0..3 */
+    return sum_lane_pairs(fold_adjacent(fold_alternate(a0, a1), fold_alternate(a2, a3)), fold_adjacent(fold_alternate(b0, b1), fold_alternate(b2, b3)));
+}
+
+static inline __attribute__((always_inline)) void t2p_chunk(const uint8_t *const p[8], int m, const int8_t *a0, const int8_t *a1,
+                                                            int two, __m512i *r0, __m512i *r1) {
+    *r0 = t2p_column(p, m, a0);
+    if (two) *r1 = t2p_column(p, m, a1);
+}
+
+static inline __attribute__((always_inline)) void t2p_terms(__m512i r, const uint8_t *const p[8], const int32_t *sums4, const float *xs4, float *terms) {
+    quad_terms(r, _mm256_set_epi64x(jqk_load64(p[3]), jqk_load64(p[2]), jqk_load64(p[1]), jqk_load64(p[0])), sums4, xs4, terms);
+}
+
+#define t2p_dots quad_dots
+#define QUAD(name) t2p_##name
+#define QUAD_EXPORT ISA(jq_t2p_multiply)
+#define Q_ACT T2P_ACT
+#include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- TQ2_0 */
+
+/* 16 times the sums of one row's TQ2_0 block (lanes 0..7 its first 128 weights, 8..15 the second). */
+static inline __attribute__((always_inline)) __m512i tq2_block(const uint8_t *p, const int8_t *x) {
+    return slots4(_mm512_loadu_si512(p), x, x + 64, x + 128, x + 192);
+}
+
+/* 16 times the sums of a chunk (two TQ2_0 blocks of four rows) against one column: lane 4k + r = 128-block k, row r. */
+static inline __attribute__((always_inline)) __m512i tq2_column(const uint8_t *const p[8], int m, const int8_t *a) {
+    const int8_t *x1 = a + (m > 2 ? 2 * TQ2_ACT : 0);
+    __m512i v0 = tq2_block(p[0], a), v1 = tq2_block(p[1], x1), v2 = tq2_block(p[2], a), v3 = tq2_block(p[3], x1);
+    __m512i v4 = tq2_block(p[4], a), v5 = tq2_block(p[5], x1), v6 = tq2_block(p[6], a), v7 = tq2_block(p[7], x1);
+    /* quarters of fold_adjacent(v_2r, v_2r+1): (row r, 128-blocks 0, 1, 2, 3) partial sums of 4 lanes */
+    return sum_lane_pairs(sum_lane_pairs(fold_adjacent(v0, v1), fold_adjacent(v2, v3)), sum_lane_pairs(fold_adjacent(v4, v5), fold_adjacent(v6, v7)));
+}
+
+static inline __attribute__((always_inline)) void tq2_chunk(const uint8_t *const p[8], int m, const int8_t *a0, const int8_t *a1,
+                                                            int two, __m512i *r0, __m512i *r1) {
+    *r0 = tq2_column(p, m, a0);
+    if (two) *r1 = tq2_column(p, m, a1);
+}
+
+/* Lane 4k + r: row r's scale of TQ2_0 block k / 2. */
+static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uint8_t *const p[8], const int32_t *sums4, const float *xs4, float *terms) {
+    int64_t b0 = 0, b1 = 0;
+    for (int row = 0; row < 4; row++) {
+        b0 |= (int64_t) jqk_load16(p[2 * row] + TQ2_SCALE) << (16 * row);
+        b1 |= (int64_t) jqk_load16(p[2 * row + 1] + TQ2_SCALE) << (16 * row);
+    }
+    quad_terms(r, _mm256_set_epi64x(b1, b1, b0, b0), sums4, xs4, terms);
+}
+
+#define tq2_dots quad_dots
+#define QUAD(name) tq2_##name
+#define QUAD_EXPORT ISA(jq_tq2_multiply)
+#define Q_ACT TQ2_ACT
+#include "quad_drivers.h"
+
+/* ---------------------------------------------------------------- float chains (chains.h) */
+
+#define FV __m512
+#define FV_LANES 16
+#define FV_ZERO _mm512_setzero_ps()
+#define FV_LOAD(p) _mm512_loadu_ps(p)
+#define FV_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define FV_I8(p) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (p))))
+#define FV_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (p)))
+#define FV_MUL(a, b) _mm512_mul_ps(a, b)
+#define FV_SUB(a, b) _mm512_sub_ps(a, b)
+#define FV_SET(v) _mm512_set1_ps(v)
+#include "chains.h"
+
+/* ---------------------------------------------------------------- weightlets */
+
+/* Exact: vpdpbusd on v + 128 (v with its sign bit flipped, an unsigned byte) and xq, minus vpdpbusd on
+   128 and xq. */
+#define WL_IACC __m512i
+#define WL_IACC_ZERO _mm512_setzero_si512()
+#define WL_IACC_SUM(acc) ((int64_t) _mm512_reduce_add_epi32(acc))
+static inline __attribute__((always_inline)) __m512i wl_dot(__m512i acc, const int8_t *v, const int8_t *xq) {
+    const __m512i k128 = _mm512_set1_epi8((char) 0x80);
+    __m512i x0 = _mm512_loadu_si512(xq), x1 = _mm512_loadu_si512(xq + 64);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_load_si512(v), k128), x0);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_load_si512(v + 64), k128), x1);
+    return _mm512_sub_epi32(acc, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, x0), k128, x1));
+}
+
+/*
+ * A B-bit weightlet group unpacked four stripes at a time (the Java unpacker's half-group kernel,
+ * VectorWeightletUnpacker): per plane, the blocks four stripes need repeated across the four 128-bit
+ * lanes, each lane shifted by its own slot (a variable shift of 16-bit lanes: a byte's slot comes down
+ * whole, the mask drops what the byte above shifted in), masked, and shifted to its place in the field.
+ */
+static inline __attribute__((always_inline)) __m512i wl_plane4(const uint8_t *g, int b, int offset, int shift, int h) {
+    __m512i blocks, count;
+    if (b == 1) {
+        blocks = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset)));
+        count = h == 0 ? _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0x0005000500050005, 0x0005000500050005,
+                                          0x0006000600060006, 0x0006000600060006, 0x0007000700070007, 0x0007000700070007)
+                       : _mm512_set_epi64(0, 0, 0x0001000100010001, 0x0001000100010001,
+                                          0x0002000200020002, 0x0002000200020002, 0x0003000300030003, 0x0003000300030003);
+    } else if (b == 2) {
+        blocks = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset + 16 * h)));
+        count = _mm512_set_epi64(0, 0, 0x0002000200020002, 0x0002000200020002,
+                                 0x0004000400040004, 0x0004000400040004, 0x0006000600060006, 0x0006000600060006);
+    } else {
+        blocks = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0),
+                                          _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) (g + offset + 32 * h))));
+        count = _mm512_set_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004, 0x0004000400040004);
+    }
+    __m512i slot = _mm512_and_si512(_mm512_srlv_epi16(blocks, count), _mm512_set1_epi8((char) ((1 << b) - 1)));
+    return shift ? _mm512_slli_epi16(slot, shift) : slot;
+}
+
+static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g, int B, int8_t *v) {
+    for (int h = 0; h < 2; h++) {
+        __m512i f;
+        switch (B) {
+            case 1: f = wl_plane4(g, 1, 0, 0, h); break;
+            case 2: f = wl_plane4(g, 2, 0, 0, h); break;
+            case 3: f = _mm512_or_si512(wl_plane4(g, 1, 0, 2, h), wl_plane4(g, 2, 16, 0, h)); break;
+            case 4: f = wl_plane4(g, 4, 0, 0, h); break;
+            case 5: f = _mm512_or_si512(wl_plane4(g, 1, 0, 4, h), wl_plane4(g, 4, 16, 0, h)); break;
+            case 6: f = _mm512_or_si512(wl_plane4(g, 2, 0, 4, h), wl_plane4(g, 4, 32, 0, h)); break;
+            case 7: f = _mm512_or_si512(_mm512_or_si512(wl_plane4(g, 1, 0, 6, h), wl_plane4(g, 2, 16, 4, h)), wl_plane4(g, 4, 48, 0, h)); break;
+            default: f = _mm512_or_si512(wl_plane4(g, 4, 0, 4, h), wl_plane4(g, 4, 64, 0, h)); break;
+        }
+        __m512i w = B == 8 ? _mm512_sub_epi8(f, _mm512_set1_epi8(127)) : _mm512_sub_epi8(_mm512_add_epi8(f, f), _mm512_set1_epi8((char) ((1 << B) - 1)));
+        _mm512_storeu_si512(v + 64 * h, w);
+    }
+}
+
+static void wl_group4(const uint8_t *g, int B, int8_t *v) {
+    switch (B) {
+        case 1: wl_group4_of(g, 1, v); break;
+        case 2: wl_group4_of(g, 2, v); break;
+        case 3: wl_group4_of(g, 3, v); break;
+        case 4: wl_group4_of(g, 4, v); break;
+        case 5: wl_group4_of(g, 5, v); break;
+        case 6: wl_group4_of(g, 6, v); break;
+        case 7: wl_group4_of(g, 7, v); break;
+        default: wl_group4_of(g, 8, v); break;
+    }
+}
+#define WL_GROUP wl_group4
+
+#include "weightlet.h"
+
+/* ---------------------------------------------------------------- llama.cpp's block types and float16 */
+
+#include "gguf_rows.h"

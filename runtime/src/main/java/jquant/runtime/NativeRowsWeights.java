@@ -1,0 +1,86 @@
+package jquant.runtime;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+import jquant.formats.DType;
+import jquant.formats.Tensor;
+import jquant.runtime.nativelib.KernelSource;
+import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.nativelib.NativeKernels.RowType;
+
+/**
+ * A row-major matrix the C library multiplies in place in decode: F16 (each weight converted exactly
+ * in registers) or one of llama.cpp's block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: each block of four
+ * rows decoded to float32 in L1 by the same operations as jquant's reference decoder), then the
+ * runtime's float summation order on the instruction set with the Java kernels' lane count. So the
+ * outputs are the Java layer's ({@link DenseWeights}, {@link DecodedRowsWeights}) bit for bit. A batch
+ * of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill, where the rows are decoded once
+ * for the batch) takes the Java layer, and so does the first product, in which the Java layer checks
+ * a float16 matrix's weights finite (the conversion in registers would pass an infinity on).
+ */
+final class NativeRowsWeights implements LinearWeights {
+
+    private final LinearWeights twin;
+    /** Whether the Java layer has made a product yet: the first one is its, so that it checks a float16 matrix's weights finite. */
+    private volatile boolean checked;
+    private final NativeKernels kernels;
+    private final RowType type;
+    private final MemorySegment data;
+    private final long rowBytes;
+    private final int out, in;
+    private final Compute compute;
+
+    NativeRowsWeights(Tensor tensor, LinearWeights twin, RowType type, NativeKernels kernels, Compute compute) {
+        this.twin = twin;
+        this.kernels = kernels;
+        this.type = type;
+        this.data = tensor.data();
+        this.out = tensor.rows();
+        this.in = tensor.cols();
+        this.rowBytes = tensor.dtype().byteSize(in, in);
+        this.compute = compute;
+    }
+
+    /** A float16 {@code tensor} on the native kernels where the process uses them, else {@link DenseWeights}. */
+    static LinearWeights dense(Tensor tensor, Compute compute) {
+        DenseWeights twin = new DenseWeights(tensor, compute);
+        if (tensor.dtype() != DType.F16) return twin;
+        return KernelSource.kernelsWithFloatLanes(compute.matmul().lanes())
+                .<LinearWeights>map(k -> new NativeRowsWeights(tensor, twin, RowType.F16, k, compute)).orElse(twin);
+    }
+
+    /** {@code tensor} on the native kernels where the process uses them and they decode its type, else {@link DecodedRowsWeights}. */
+    static LinearWeights decoded(Tensor tensor, Compute compute) {
+        DecodedRowsWeights twin = new DecodedRowsWeights(tensor, compute);
+        Optional<RowType> type = rowType(tensor.dtype());
+        if (type.isEmpty() || type.get() == RowType.F16) return twin;
+        return KernelSource.kernelsWithFloatLanes(compute.matmul().lanes())
+                .<LinearWeights>map(k -> new NativeRowsWeights(tensor, twin, type.get(), k, compute)).orElse(twin);
+    }
+
+    static Optional<RowType> rowType(DType dtype) {
+        for (RowType t : RowType.values()) if (t.name().equals(dtype.name())) return Optional.of(t);
+        return Optional.empty();
+    }
+
+    @Override public int inFeatures() { return in; }
+    @Override public int outFeatures() { return out; }
+    @Override public long storedBytes() { return twin.storedBytes(); }
+
+    @Override
+    public void matmul(float[] x, int n, float[] y) {
+        if (n >= RowMajorWeights.PREFILL_TOKENS || !checked) {
+            twin.matmul(x, n, y);
+            checked = true;
+            return;
+        }
+        MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
+        for (int t = 0; t < n; t++) {
+            MemorySegment xt = xs.asSlice(4L * t * in, 4L * in), yt = ys.asSlice(4L * t * out, 4L * out);
+            compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
+                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
+                kernels.rows(type, data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, xt, yt.asSlice(4L * r0));
+            });
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package jquant.runtime.nativelib;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The C library's kernels for one instruction set, as Java methods. Each takes memory segments —
+ * slices of a mapped file, or heap arrays wrapped by {@link MemorySegment#ofArray} (passed without a
+ * copy: the calls are short and never call back) — and checks nothing: the Java classes that call
+ * them check shapes first, as for their Java kernels.
+ */
+public final class NativeKernels {
+
+    /** The stored ternary layouts the library has kernels for. */
+    public enum TernaryLayout { T2P, TQ2_0 }
+
+    /** The row types the library multiplies in place: float16 and llama.cpp's common block types (ggml's names). */
+    public enum RowType { F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K }
+
+    private final NativeIsa isa;
+    private final String origin;
+    /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
+    private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
+    private final MethodHandle weightletNpu;
+    private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
+
+    private NativeKernels(NativeLibrary lib, NativeIsa isa) {
+        this.isa = isa;
+        this.origin = lib.origin();
+        String[] prefix = {"jq_t2p_", "jq_tq2_"};
+        for (int l = 0; l < 2; l++) {
+            arrange[l] = lib.downcall(prefix[l] + "arrange", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
+            multiply[l] = lib.downcall(prefix[l] + "multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT,
+                    JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+        }
+        weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
+        for (RowType t : RowType.values()) {
+            rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
+                    FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        }
+    }
+
+    /** Every instruction set of the loaded library this CPU runs, best first (empty without a library). */
+    public static List<NativeKernels> supported() {
+        List<NativeKernels> all = new ArrayList<>();
+        NativeLibrary.get().library().ifPresent(lib -> {
+            for (NativeIsa isa : NativeIsa.values()) if ((lib.isas() & isa.bit) != 0) all.add(new NativeKernels(lib, isa));
+        });
+        return all;
+    }
+
+    /** The best instruction set this CPU runs, if the library is there. */
+    public static Optional<NativeKernels> best() {
+        return Best.KERNELS;
+    }
+
+    /** Why {@link #best()} is empty, or where the library came from. */
+    public static String status() {
+        NativeLibrary.Loaded l = NativeLibrary.get();
+        if (l.library().isEmpty()) return l.reason();
+        return best().map(k -> k.isa.suffix + " kernels, " + l.reason())
+                .orElse("no kernels for this CPU in " + l.library().get().origin() + " (it lacks AVX2, AVX-512 VNNI or NEON dot products)");
+    }
+
+    private static final class Best {
+        static final Optional<NativeKernels> KERNELS = supported().stream().findFirst();
+    }
+
+    public NativeIsa isa() { return isa; }
+
+    @Override
+    public String toString() { return "native " + isa.suffix + " (" + origin + ")"; }
+
+    /** Bytes per 128-weight block of a column arranged for {@code layout}'s kernels: its activations, then its sum and scale four times. */
+    public static int columnBytesPerBlock(TernaryLayout layout) {
+        return (layout == TernaryLayout.T2P ? 256 : 128) + 32;
+    }
+
+    /**
+     * {@code jq_<layout>_arrange}: a column's int8 activations (blocks × 128) with each block's sum of
+     * q (int) and scale (float), arranged for {@code layout}'s kernels ({@link #columnBytesPerBlock} per block).
+     */
+    public void arrange(TernaryLayout layout, MemorySegment q, MemorySegment sums, MemorySegment scales, int blocks, MemorySegment column) {
+        try {
+            arrange[layout.ordinal()].invokeExact(q, sums, scales, blocks, column);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_<layout>_multiply_<isa>}: rows {@code [0, rows)} of the matrix at {@code w} ({@code rowBytes}
+     * per row for TQ2_0; T2P takes row groups in order) against {@code columns} arranged columns
+     * ({@link #arrange}, one after another), into {@code y[c · ystride + row]} (the shared float
+     * formula), or, with {@code y} {@link MemorySegment#NULL}, the exact dots
+     * {@code dots[c · dstride + row · blocks + b]}.
+     */
+    public void multiply(TernaryLayout layout, MemorySegment w, int rows, long rowBytes, int blocks, int columns, MemorySegment act,
+                         MemorySegment y, long ystride, MemorySegment dots, long dstride) {
+        try {
+            multiply[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, dots, dstride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_wl_npu}: {@code y[r] = (float) (w_r · xq) · (inputScale · scales[r])}, the dot of the
+     * int8 weights with the int8 activations {@code xq} (padded with zeros to whole groups) exact.
+     */
+    public void weightletNpu(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment xq,
+                             float inputScale, MemorySegment scales, MemorySegment y) {
+        try {
+            weightletNpu.invokeExact(data, offsets, bits, rows, length, xq, inputScale, scales, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_rows_<type>}: {@code y[r] = w_r · x} for {@code rows} rows of {@code type} at {@code w}
+     * ({@code rowBytes} per row, {@code cols} weights), each weight decoded as jquant's reference decoder
+     * does, by the runtime's float summation order with this instruction set's lanes (float16 rows must
+     * be finite).
+     */
+    public void rows(RowType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
+        try {
+            this.rows[type.ordinal()].invokeExact(w, rowBytes, rows, cols, x, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) return r;
+        if (t instanceof Error e) throw e;
+        return new IllegalStateException(t);
+    }
+}

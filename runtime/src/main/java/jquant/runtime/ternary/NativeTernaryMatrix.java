@@ -1,0 +1,121 @@
+package jquant.runtime.ternary;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import jquant.formats.DType;
+import jquant.formats.quant.T2pBlock;
+import jquant.formats.quant.Tq2Block;
+import jquant.core.WorkerPool;
+import jquant.runtime.nativelib.NativeKernels;
+import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
+
+/**
+ * A T2P ({@link T2pBlock}) or TQ2_0 ({@link Tq2Block}) matrix multiplied by the C library's kernels
+ * ({@link NativeKernels}) on its stored bytes in place: the 2-bit codes meet the activations in integer
+ * dot-product instructions (AVX-512 VNNI {@code vpdpbusd}, AVX2 {@code vpmaddubsw}, NEON {@code sdot}),
+ * four slots per code byte taken by masks and one shift, where the Java kernels ({@link T2pMatrix},
+ * {@link Tq2Matrix}) multiply in 16-bit lanes. The integers and floats are the Java kernels' bit for
+ * bit: the same exact dots, then the shared formula {@code y = Σ_b dot_b · (d_b · scale_b)} in
+ * ascending b. The Java matrix on the same bytes is the scalar twin and reads the scales.
+ *
+ * <p>Each call arranges its columns once ({@code jq_<layout>_arrange}: the activations in the order
+ * the code bytes meet them, then each block's sum and scale), then deals out groups of four rows to
+ * the pool, each chunk one native call. The C kernels take four rows and four 128-weight blocks at a
+ * time and sum the terms of four such row groups side by side (docs/runtime.md).
+ */
+public final class NativeTernaryMatrix implements TernaryMatrix {
+
+    private final TernaryLayout layout;
+    private final TernaryMatrix twin;
+    private final MemorySegment data;
+    private final int rows, cols, blocks;
+    /** Bytes per row (TQ2_0; T2P stores row groups, not rows) and per group of four rows. */
+    private final long rowBytes, quadBytes;
+    private final WorkerPool pool;
+    private final NativeKernels kernels;
+
+    /** {@code data} holds the matrix in {@code layout}, read in place. */
+    public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
+        this.layout = layout;
+        this.twin = layout == TernaryLayout.T2P ? new T2pMatrix(data, rows, cols, pool) : new Tq2Matrix(data, rows, cols, pool);
+        this.data = data;
+        this.rows = rows;
+        this.cols = cols;
+        this.blocks = cols / T2pBlock.WEIGHTS;
+        this.rowBytes = layout == TernaryLayout.T2P ? 0 : (long) cols / Tq2Block.WEIGHTS * Tq2Block.BYTES;
+        this.quadBytes = layout == TernaryLayout.T2P ? (long) blocks * T2pBlock.BYTES : 4 * rowBytes;
+        this.pool = pool;
+        this.kernels = kernels;
+    }
+
+    @Override public int rows() { return rows; }
+    @Override public int cols() { return cols; }
+    @Override public DType type() { return twin.type(); }
+
+    @Override public long packedBytes() { return data.byteSize(); }
+    @Override public float scale(int row, int block) { return twin.scale(row, block); }
+
+    /** The stored layout. */
+    public TernaryLayout layout() { return layout; }
+
+    /** The kernels' instruction set, for logs. */
+    public NativeKernels kernels() { return kernels; }
+
+    private int columnBytes() { return blocks * NativeKernels.columnBytesPerBlock(layout); }
+
+    /** The columns as the native kernels take them, one after another. */
+    private byte[] arrange(ActivationBlocks[] xs) {
+        byte[] columns = new byte[xs.length * columnBytes()];
+        MemorySegment all = MemorySegment.ofArray(columns);
+        pool.forRange(xs.length, cols, (worker, start, end) -> {
+            for (int i = start; i < end; i++) arrange(xs[i], all.asSlice((long) i * columnBytes()));
+        });
+        return columns;
+    }
+
+    private void arrange(ActivationBlocks x, MemorySegment column) {
+        kernels.arrange(layout, MemorySegment.ofArray(x.values()), MemorySegment.ofArray(x.sums()), MemorySegment.ofArray(x.scales()), blocks, column);
+    }
+
+    @Override
+    public void matvec(ActivationBlocks x, float[] y, int yOff) {
+        TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
+        if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
+        byte[] column = new byte[columnBytes()];
+        arrange(x, MemorySegment.ofArray(column));
+        run(column, 1, MemorySegment.ofArray(y).asSlice(4L * yOff), null);
+    }
+
+    @Override
+    public void multiply(ActivationBlocks[] xs, float[] y) {
+        TernaryMatrix.checkColumns(cols, xs);
+        TernaryMatrix.checkOutput(rows, xs.length, y);
+        run(arrange(xs), xs.length, MemorySegment.ofArray(y), null);
+    }
+
+    @Override
+    public int[][] blockDots(ActivationBlocks... xs) {
+        TernaryMatrix.checkColumns(cols, xs);
+        int[] flat = new int[xs.length * rows * blocks];
+        run(arrange(xs), xs.length, null, flat);
+        int[][] out = new int[xs.length][];
+        for (int c = 0; c < xs.length; c++) out[c] = Arrays.copyOfRange(flat, c * rows * blocks, (c + 1) * rows * blocks);
+        return out;
+    }
+
+    /** Groups of four rows dealt out to the pool, one native call per chunk: floats into y (at row stride {@code rows}), or dots. */
+    private void run(byte[] columns, int n, MemorySegment y, int[] dots) {
+        MemorySegment act = MemorySegment.ofArray(columns);
+        MemorySegment d = dots == null ? null : MemorySegment.ofArray(dots);
+        pool.forRange((rows + 3) / 4, 4L * cols * n, (worker, start, end) -> {
+            int r0 = 4 * start, r1 = Math.min(rows, 4 * end);
+            long from = start * quadBytes, bytes = layout == TernaryLayout.T2P ? (end - start) * quadBytes : (r1 - r0) * rowBytes;
+            kernels.multiply(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act,
+                    y == null ? MemorySegment.NULL : y.asSlice(4L * r0), rows,
+                    d == null ? MemorySegment.NULL : d.asSlice(4L * r0 * blocks), (long) rows * blocks);
+        });
+    }
+
+    @Override
+    public int[][] blockDotsScalar(ActivationBlocks... xs) { return twin.blockDotsScalar(xs); }
+}
