@@ -1,6 +1,6 @@
 package jquant.pipeline;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -34,6 +34,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -59,6 +61,8 @@ import java.util.Set;
  */
 public final class Sweep {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** The manifest read back as its fields by name: compared field by field, so a number compares equal whatever Java type wrote it. */
+    private static final TypeReference<Map<String, Object>> MANIFEST = new TypeReference<>() {};
 
     /**
      * @param model           the model to quantize, also the base of every comparison
@@ -238,7 +242,7 @@ public final class Sweep {
         Path file = out.resolve("sweep.json");
         if (Files.exists(file)) {
             // Compared as read back, so that a number compares equal whatever Java type wrote it.
-            JsonNode there = JSON.readTree(InputFiles.readAllBytes(file)), here = JSON.readTree(manifest);
+            Map<String, Object> there = JSON.readValue(InputFiles.readAllBytes(file), MANIFEST), here = JSON.readValue(manifest, MANIFEST);
             if (!there.equals(here)) {
                 throw new IllegalArgumentException(out + " holds another sweep (its sweep.json differs in " + differences(there, here) + "); "
                         + "use another --out or delete it");
@@ -250,16 +254,15 @@ public final class Sweep {
     }
 
     /** The manifest fields in which {@code there} (the folder's) and {@code here} (this run's) differ, with both values; a text by name. */
-    private static String differences(JsonNode there, JsonNode here) {
-        Set<String> fields = new java.util.LinkedHashSet<>();
-        here.fieldNames().forEachRemaining(fields::add);
-        there.fieldNames().forEachRemaining(fields::add);
+    private static String differences(Map<String, Object> there, Map<String, Object> here) {
+        Set<String> fields = new java.util.LinkedHashSet<>(here.keySet());
+        fields.addAll(there.keySet());
         List<String> differing = new ArrayList<>();
         for (String f : fields) {
-            JsonNode a = there.path(f), b = here.path(f);
-            if (a.equals(b)) continue;
+            Object a = there.get(f), b = here.get(f);
+            if (Objects.equals(a, b)) continue;
             boolean text = f.equals("data") || f.equals("calibrationData");
-            differing.add(text ? f + " (another text)" : f + " (" + (a.isMissingNode() ? "absent" : a.asText()) + " there, " + (b.isMissingNode() ? "absent" : b.asText()) + " here)");
+            differing.add(text ? f + " (another text)" : f + " (" + (a == null ? "absent" : a) + " there, " + (b == null ? "absent" : b) + " here)");
         }
         return String.join(", ", differing);
     }
