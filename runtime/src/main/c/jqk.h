@@ -59,8 +59,8 @@ static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int
 
 /*
  * Bytes ahead of a chunk's codes that the kernels prefetch: the hardware prefetcher alone left the T2P
- * kernel at 11 GB/s from memory where it reads 26 from L2 (the 1.1B model's 22 layers, one thread, a
- * busy machine); 1, 2 and 4 KiB ahead all read 15-17.
+ * kernel reading memory at well under its speed from L2; 1, 2 and 4 KiB ahead measured alike
+ * (bench/RESULTS.md).
  */
 #define QUAD_AHEAD 2048
 
