@@ -31,7 +31,8 @@ import java.util.Objects;
  *   <li><b>Charts by budget.</b> Perplexity, KL divergence and top-1 agreement are drawn against the
  *       budget when every evaluation is of a packed model that records one (a sweep's are), else
  *       against the file's size. Series that share an x are spread a little apart so each error bar
- *       shows; the base model's perplexity is one line.</li>
+ *       shows; the base model's perplexity is one line, and an evaluation of the base itself is that
+ *       line, not also a point.</li>
  *   <li><b>Error bars</b> from the evaluation's own ±, unpaired: the perplexity's standard error, and
  *       for the KL divergence and top-1 agreement the standard error of their per-token means. Every
  *       chart says so, since two bars overlap where the paired comparison finds a real difference.</li>
@@ -112,6 +113,16 @@ public final class QualityReport {
     /** The base model the evaluations compare with, or null if none does. */
     EvalResult withBase() {
         return records.stream().filter(r -> r.base() != null).findFirst().orElse(null);
+    }
+
+    /**
+     * Whether {@code r} is an evaluation of the base model itself (by file name, as {@link #checkComparable}
+     * compares bases, and by perplexity): the charts draw the base once, as a line, not also as a point.
+     */
+    boolean isBase(EvalResult r) {
+        EvalResult b = withBase();
+        return b != null && fileName(r.model()).equals(fileName(b.base()))
+                && Math.abs(r.perplexity() - b.baseResult().perplexity()) <= 1e-9 * b.baseResult().perplexity();
     }
 
     boolean bitsPerWeightKnown() {

@@ -68,7 +68,7 @@ final class ReportCharts {
     static XYChart chart(QualityReport report, XAxis axis, String name, String yTitle, ToDoubleFunction<EvalResult> y, ToDoubleFunction<EvalResult> error,
                          boolean logY) {
         XYChart chart = newChart(name, axis.title(), yTitle + " (" + ERROR_BARS + ")");
-        List<EvalResult> drawn = report.records().stream().filter(r -> !Double.isNaN(y.applyAsDouble(r))).toList();
+        List<EvalResult> drawn = report.records().stream().filter(r -> !Double.isNaN(y.applyAsDouble(r)) && !report.isBase(r)).toList();
         Map<EvalResult, Double> x = dodge(drawn, axis.value());
         Map<String, List<EvalResult>> bySeries = new LinkedHashMap<>();
         for (EvalResult r : drawn) bySeries.computeIfAbsent(QualityReport.series(r), k -> new ArrayList<>()).add(r);
@@ -95,7 +95,7 @@ final class ReportCharts {
 
     /** Mean KL divergence against {@code axis}, on a logarithmic axis when it spans more than a factor of 20 (and none is 0). */
     static XYChart klChart(QualityReport report, XAxis axis, String name) {
-        double[] kl = report.records().stream().filter(EvalResult::hasBase).mapToDouble(EvalResult::meanKl).toArray();
+        double[] kl = report.records().stream().filter(r -> r.hasBase() && !report.isBase(r)).mapToDouble(EvalResult::meanKl).toArray();
         return chart(report, axis, name, "mean KLD, nats", EvalResult::meanKl, QualityReport::klStderr, min(kl) > 0 && max(kl) / min(kl) > 20);
     }
 
@@ -104,7 +104,7 @@ final class ReportCharts {
      * the points no other point beats on both size and divergence.
      */
     static XYChart paretoChart(QualityReport report) {
-        List<EvalResult> withKl = report.records().stream().filter(r -> r.hasBase()).toList();
+        List<EvalResult> withKl = report.records().stream().filter(r -> r.hasBase() && !report.isBase(r)).toList();
         XAxis size = report.sizeAxis();
         XYChart chart = klChart(report, size, "Pareto: mean KL divergence from the base vs size");
         Map<EvalResult, Double> x = dodge(withKl, size.value());

@@ -142,6 +142,30 @@ class QualityReportTest {
         assertThat(pareto.getSeriesMap().get("edgeflow · npu").getXData()[1]).isEqualTo(r.x(e6));
     }
 
+    /**
+     * The base model is one dashed line in the perplexity chart, whatever the number of series; an evaluation
+     * of the base itself (an f32 file at 32 bits per weight, KL 0) is that line, not also a point of its own series.
+     */
+    @Test
+    void theBaseModelIsDrawnOnce() {
+        EvalResult u4 = evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2);
+        EvalResult self = new EvalResult("/m/base.bin", u4.data(), u4.dataSha256(), u4.ctx(), "", "", 20_000_000, u4.parameters(), null, u4.baseResult(),
+                u4.base(), u4.baseResult(), new EvalResult.Divergence(0, 0, 0, 1), 1, 1, null);
+        QualityReport r = new QualityReport("t", List.of(u4, evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
+                evaluated("edgeflow", "weight-only", 5, 3_210_000, 0.004, 6), self));
+        assertThat(r.isBase(self)).isTrue();
+        assertThat(r.isBase(u4)).isFalse();
+        var ppl = ReportCharts.perplexityChart(r, r.sizeAxis(), "p");
+        assertThat(ppl.getSeriesMap().keySet()).containsExactly("uniform · npu", "edgeflow · npu", "edgeflow · weight-only", "base (base.bin)");
+        assertThat(ppl.getSeriesMap().get("base (base.bin)").getYData()).containsOnly(r.withBase().basePerplexity());
+        double[] baseLine = ppl.getSeriesMap().get("base (base.bin)").getXData();
+        assertThat(baseLine[1]).isEqualTo(8 * 3_210_000 / 5e6);  // across the quantized points, not out to the base's 32
+        assertThat(baseLine[0]).isLessThan(r.x(u4));  // the dodged uniform point
+        var pareto = ReportCharts.paretoChart(r);
+        assertThat(pareto.getSeriesMap().keySet()).containsExactly("uniform · npu", "edgeflow · npu", "edgeflow · weight-only", "Pareto front");
+        assertThat(r.markdown()).contains("| checkpoint |  | 20,000,000 | 32.000 |");  // the table keeps its row
+    }
+
     /** A logarithmic KL axis reads 0.001 / 0.01 / 0.1, not 1E-3. */
     @Test
     void logAxesAreLabelledInDecimals() throws Exception {
