@@ -29,7 +29,7 @@ import java.util.Objects;
  *       name's (a method), the marker and line the mode's (circle and solid for weight-only, square and
  *       dashed for npu).</li>
  *   <li><b>Charts by budget.</b> Perplexity, KL divergence and top-1 agreement are drawn against the
- *       budget when every evaluation is of a packed model that records one (a sweep's are), else
+ *       budget when every evaluation (but the base's own) is of a packed model that records one, else
  *       against the file's size. Series that share an x are spread a little apart so each error bar
  *       shows; the base model's perplexity is one line, and an evaluation of the base itself is that
  *       line, not also a point.</li>
@@ -145,12 +145,12 @@ public final class QualityReport {
 
     /**
      * The budget of each evaluation's plan, the average bits per weight of the quantized layers, or null
-     * unless every evaluation is of a packed model that records one. The tensors kept out of the plan
+     * unless every evaluation but the base's own ({@link #isBase}) is of a packed model that records one. The tensors kept out of the plan
      * (the embedding and head by default) are outside it; on a small model they are most of the file,
      * so its bits per weight of the whole file sit far above the budget.
      */
     ReportCharts.XAxis budgetAxis() {
-        boolean known = records.stream().allMatch(r -> r.quantization() != null && !Double.isNaN(r.quantization().budget()));
+        boolean known = records.stream().allMatch(r -> isBase(r) || r.quantization() != null && !Double.isNaN(r.quantization().budget()));
         return known ? new ReportCharts.XAxis("budget (bits per weight of the quantized layers)", r -> r.quantization().budget()) : null;
     }
 

@@ -155,6 +155,7 @@ class QualityReportTest {
                 evaluated("edgeflow", "weight-only", 5, 3_210_000, 0.004, 6), self));
         assertThat(r.isBase(self)).isTrue();
         assertThat(r.isBase(u4)).isFalse();
+        assertThat(r.budgetAxis()).isNotNull();  // the base's own evaluation has no budget, and is not a point
         var ppl = ReportCharts.perplexityChart(r, r.sizeAxis(), "p");
         assertThat(ppl.getSeriesMap().keySet()).containsExactly("uniform · npu", "edgeflow · npu", "edgeflow · weight-only", "base (base.bin)");
         assertThat(ppl.getSeriesMap().get("base (base.bin)").getYData()).containsOnly(r.withBase().basePerplexity());
