@@ -93,10 +93,16 @@ final class ReportCharts {
         return chart;
     }
 
-    /** Mean KL divergence against {@code axis}, on a logarithmic axis when it spans more than a factor of 20 (and none is 0). */
+    /**
+     * Mean KL divergence against {@code axis}, on a logarithmic axis when it spans more than a factor of
+     * 20 and every error bar stays above 0 (XChart refuses a bar that reaches 0 there; a lossless copy
+     * of the base has a KL of 0).
+     */
     static XYChart klChart(QualityReport report, XAxis axis, String name) {
-        double[] kl = report.records().stream().filter(r -> r.hasBase() && !report.isBase(r)).mapToDouble(EvalResult::meanKl).toArray();
-        return chart(report, axis, name, "mean KLD, nats", EvalResult::meanKl, QualityReport::klStderr, min(kl) > 0 && max(kl) / min(kl) > 20);
+        List<EvalResult> drawn = report.records().stream().filter(r -> r.hasBase() && !report.isBase(r)).toList();
+        double[] kl = drawn.stream().mapToDouble(EvalResult::meanKl).toArray();
+        double lowestBar = drawn.stream().mapToDouble(r -> r.meanKl() - (Double.isNaN(QualityReport.klStderr(r)) ? 0 : QualityReport.klStderr(r))).min().orElse(0);
+        return chart(report, axis, name, "mean KLD, nats", EvalResult::meanKl, QualityReport::klStderr, lowestBar > 0 && max(kl) / min(kl) > 20);
     }
 
     /**

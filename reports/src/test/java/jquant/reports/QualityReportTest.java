@@ -176,6 +176,14 @@ class QualityReportTest {
         List<String> ticks = renderedTicks(kl, "getYAxis").stream().filter(java.util.Objects::nonNull).toList();
         assertThat(ticks).contains("0.01", "0.1").noneMatch(t -> t.contains("E"));
         assertThat(ReportCharts.logPattern(0.0012)).isEqualTo("0.###");
+
+        // A lossless copy of the base (an f32 GGUF of it) has a KL of 0, which a logarithmic axis cannot show: linear, and it renders.
+        EvalResult copy = new EvalResult("/m/base-f32.gguf", "/d/text.txt", "cafe", 256, "", "f32 copy", 20_000_000, 5_000_000, null,
+                r.records().getFirst().baseResult(), "/m/base.bin", r.records().getFirst().baseResult(), new EvalResult.Divergence(0, 0, 0, 1), 1, 1, null);
+        QualityReport withCopy = new QualityReport("t", List.of(r.records().get(0), r.records().get(1), copy));
+        var pareto = ReportCharts.paretoChart(withCopy);
+        assertThat(pareto.getStyler().isYAxisLogarithmic()).isFalse();
+        assertThat(renderedTicks(pareto, "getYAxis")).isNotEmpty();
         assertThat(ReportCharts.logPattern(3)).isEqualTo("0");
     }
 
