@@ -197,6 +197,9 @@ class QualityReportTest {
         assertThat(Files.readString(dir.resolve("report.html"))).contains("<figcaption>Error bars: ±1 standard error of each evaluation's perplexity")
                 .contains("Read the paired comparisons for which differences are real.");
         assertThat(Files.readString(dir.resolve("report.md"))).contains("±: each evaluation's own standard error (unpaired)");
+        new QualityReport("t", List.of(r.records().getFirst())).write(dir);  // nothing to pair: no "paired comparisons below"
+        assertThat(Files.readString(dir.resolve("report.html"))).contains("the table's ± column. Dashed grey")
+                .doesNotContain("paired comparisons below");
     }
 
     /** The tick labels XChart drew on an axis ({@code getXAxis} or {@code getYAxis}), read from its internals after a render. */
