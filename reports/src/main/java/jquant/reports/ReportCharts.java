@@ -191,9 +191,12 @@ final class ReportCharts {
         return (p.contains(".") ? p : p + ".") + "#";
     }
 
-    /** A DecimalFormat pattern for a logarithmic axis's decades from {@code min} up: 0.001, 0.01, 0.1, 1, not 1E-3. */
+    /**
+     * A DecimalFormat pattern for a logarithmic axis's decades from {@code min} up, and one below for an
+     * error bar reaching under it: 0.001, 0.01, 0.1, 1, not 1E-3.
+     */
     static String logPattern(double min) {
-        int decimals = min > 0 ? Math.max(0, -(int) Math.floor(Math.log10(min))) : 0;
+        int decimals = min > 0 ? Math.max(0, 1 - (int) Math.floor(Math.log10(min))) : 0;
         return decimals == 0 ? "0" : "0." + "#".repeat(Math.min(decimals, 12));
     }
 

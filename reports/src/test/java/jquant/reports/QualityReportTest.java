@@ -175,7 +175,7 @@ class QualityReportTest {
         assertThat(kl.getStyler().isYAxisLogarithmic()).isTrue();
         List<String> ticks = renderedTicks(kl, "getYAxis").stream().filter(java.util.Objects::nonNull).toList();
         assertThat(ticks).contains("0.01", "0.1").noneMatch(t -> t.contains("E"));
-        assertThat(ReportCharts.logPattern(0.0012)).isEqualTo("0.###");
+        assertThat(ReportCharts.logPattern(0.0012)).isEqualTo("0.####");  // 0.001, and 0.0001 should a bar reach down there
 
         // A lossless copy of the base (an f32 GGUF of it) has a KL of 0, which a logarithmic axis cannot show: linear, and it renders.
         EvalResult copy = new EvalResult("/m/base-f32.gguf", "/d/text.txt", "cafe", 256, "", "f32 copy", 20_000_000, 5_000_000, null,
@@ -184,7 +184,7 @@ class QualityReportTest {
         var pareto = ReportCharts.paretoChart(withCopy);
         assertThat(pareto.getStyler().isYAxisLogarithmic()).isFalse();
         assertThat(renderedTicks(pareto, "getYAxis")).isNotEmpty();
-        assertThat(ReportCharts.logPattern(3)).isEqualTo("0");
+        assertThat(ReportCharts.logPattern(30)).isEqualTo("0");
     }
 
     /** The charts say their bars are unpaired, and the page says the paired comparisons decide. */
