@@ -6,6 +6,12 @@ import java.util.Locale;
 
 /** {@code report.html}: one self-contained page with the report's table, its charts ({@link ReportCharts}) and its paired comparisons. */
 final class HtmlReport {
+    private static final String PERPLEXITY_CAPTION = "Error bars: ±1 standard error of each evaluation's perplexity on its own (unpaired), the table's ± column.";
+    /** Which interval is which: the chart's bars are each evaluation's own; the paired comparisons' decide. */
+    private static final String PAIRED_CAPTION = " Two bars can overlap where the paired comparisons below find a real difference: every variant scores "
+            + "the same tokens, and pairing removes what those tokens share. Read the paired comparisons for which differences are real.";
+    private static final String DODGE_CAPTION = " Points that share an x are drawn a little apart so each bar shows; the table has the exact values.";
+
     private HtmlReport() {}
 
     static String render(QualityReport report) throws IOException {
@@ -23,16 +29,29 @@ final class HtmlReport {
             for (String c : cells.subList(1, cells.size())) sb.append("<td>").append(QualityReport.escape(c)).append("</td>");
             sb.append("</tr>\n");
         }
-        sb.append("</table>\n");
-        if (report.records().stream().allMatch(r -> r.fileBytes() > 0)) {
-            sb.append(ReportCharts.figure(ReportCharts.chart(report, "Perplexity vs size", "perplexity", EvalResult::perplexity, EvalResult::stderr, false)));
-            if (report.records().stream().anyMatch(EvalResult::hasBase)) {
-                sb.append(ReportCharts.figure(ReportCharts.paretoChart(report)));
-                sb.append(ReportCharts.figure(ReportCharts.chart(report, "Top-1 agreement with the base vs size", "top-1 agreement", EvalResult::top1,
-                        QualityReport::top1Stderr, false)));
+        sb.append("</table>\n<p>").append(QualityReport.escape(QualityReport.TABLE_NOTE)).append("</p>\n");
+        List<PairedDifference> pairs = report.pairedComparisons();
+        ReportCharts.XAxis budget = report.budgetAxis();
+        boolean sizes = report.records().stream().allMatch(r -> r.fileBytes() > 0);
+        if (budget != null || sizes) {
+            ReportCharts.XAxis x = budget != null ? budget : report.sizeAxis();
+            String by = budget != null ? " by budget" : " vs size";
+            boolean withBase = report.records().stream().anyMatch(EvalResult::hasBase);
+            sb.append(ReportCharts.figure(ReportCharts.perplexityChart(report, x, "Perplexity" + by),
+                    PERPLEXITY_CAPTION + (pairs.isEmpty() ? "" : PAIRED_CAPTION) + (withBase ? " Dashed grey: the base model's perplexity on the same tokens." : "") + DODGE_CAPTION));
+            if (withBase) {
+                if (budget != null) {
+                    sb.append(ReportCharts.figure(ReportCharts.klChart(report, budget, "Mean KL divergence from the base" + by),
+                            "Error bars: ±1 standard error of each evaluation's mean per-token KL divergence, on its own." + DODGE_CAPTION));
+                }
+                if (sizes) {
+                    sb.append(ReportCharts.figure(ReportCharts.paretoChart(report), "x: the size of the whole file, kept tensors included. "
+                            + "Dotted: the Pareto front, the points no other beats on both size and divergence." + DODGE_CAPTION));
+                }
+                sb.append(ReportCharts.figure(ReportCharts.chart(report, x, "Top-1 agreement with the base" + by, "top-1 agreement", EvalResult::top1,
+                        QualityReport::top1Stderr, false), "Error bars: ±1 standard error of each evaluation's agreement, a proportion of its scored tokens." + DODGE_CAPTION));
             }
         }
-        List<PairedDifference> pairs = report.pairedComparisons();
         if (!pairs.isEmpty()) {
             sb.append("<h2>Paired comparisons</h2>\n<p>Mean per-token NLL difference (nats) on the same ").append(String.format(Locale.ROOT, "%,d", pairs.getFirst().tokens()))
                     .append(" tokens, first − second, with its 95% confidence interval (t distribution); negative: the first predicts better. "

@@ -13,6 +13,7 @@ final class MarkdownReport {
         for (int i = 0; i < QualityReport.COLUMNS.length; i++) sb.append(i == 0 ? " --- |" : " ---: |");
         sb.append('\n');
         for (EvalResult r : report.records()) sb.append("| ").append(String.join(" | ", report.cells(r))).append(" |\n");
+        sb.append('\n').append(QualityReport.TABLE_NOTE).append('\n');
         List<PairedDifference> pairs = report.pairedComparisons();
         if (!pairs.isEmpty()) {
             sb.append("\n## Paired comparisons\n\nMean per-token NLL difference (nats) on the same ").append(String.format(Locale.ROOT, "%,d", pairs.getFirst().tokens()))

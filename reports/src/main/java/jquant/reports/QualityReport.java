@@ -28,8 +28,14 @@ import java.util.Objects;
  *       alone). Each series keeps one colour, marker and line in every chart: the colour is the
  *       name's (a method), the marker and line the mode's (circle and solid for weight-only, square and
  *       dashed for npu).</li>
- *   <li><b>Error bars</b> from the evaluation's own ±: the perplexity's standard error, and for the KL
- *       divergence and top-1 agreement the standard error of their per-token means.</li>
+ *   <li><b>Charts by budget.</b> Perplexity, KL divergence and top-1 agreement are drawn against the
+ *       budget when every evaluation (but the base's own) is of a packed model that records one, else
+ *       against the file's size. Series that share an x are spread a little apart so each error bar
+ *       shows; the base model's perplexity is one line, and an evaluation of the base itself is that
+ *       line, not also a point.</li>
+ *   <li><b>Error bars</b> from the evaluation's own ±, unpaired: the perplexity's standard error, and
+ *       for the KL divergence and top-1 agreement the standard error of their per-token means. Every
+ *       chart says so, since two bars overlap where the paired comparison finds a real difference.</li>
  *   <li><b>Pareto chart</b>: bits per weight of the whole file (8 · bytes / the base model's weights)
  *       against mean KL divergence, with the front of the points no other point beats on both.</li>
  *   <li><b>Paired comparisons</b> ({@link PairedDifference}): every two evaluations of one run mode and
@@ -109,6 +115,16 @@ public final class QualityReport {
         return records.stream().filter(r -> r.base() != null).findFirst().orElse(null);
     }
 
+    /**
+     * Whether {@code r} is an evaluation of the base model itself (by file name, as {@link #checkComparable}
+     * compares bases, and by perplexity): the charts draw the base once, as a line, not also as a point.
+     */
+    boolean isBase(EvalResult r) {
+        EvalResult b = withBase();
+        return b != null && fileName(r.model()).equals(fileName(b.base()))
+                && Math.abs(r.perplexity() - b.baseResult().perplexity()) <= 1e-9 * b.baseResult().perplexity();
+    }
+
     boolean bitsPerWeightKnown() {
         return records.stream().allMatch(r -> !Double.isNaN(r.bitsPerWeight()));
     }
@@ -120,6 +136,22 @@ public final class QualityReport {
 
     String xTitle() {
         return bitsPerWeightKnown() ? "bits per weight (whole file)" : "file size (MB)";
+    }
+
+    /** The size of each file: {@link #x} under {@link #xTitle}. */
+    ReportCharts.XAxis sizeAxis() {
+        return new ReportCharts.XAxis(xTitle(), this::x);
+    }
+
+    /**
+     * The budget of each evaluation's plan, the average bits per weight of the quantized layers, or null
+     * unless every evaluation but the base's own ({@link #isBase}) is of a packed model that records one. The tensors kept out of the plan
+     * (the embedding and head by default) are outside it; on a small model they are most of the file,
+     * so its bits per weight of the whole file sit far above the budget.
+     */
+    ReportCharts.XAxis budgetAxis() {
+        boolean known = records.stream().allMatch(r -> isBase(r) || r.quantization() != null && !Double.isNaN(r.quantization().budget()));
+        return known ? new ReportCharts.XAxis("budget (bits per weight of the quantized layers)", r -> r.quantization().budget()) : null;
     }
 
     /** Standard error of the mean per-token KL divergence, or NaN without per-token figures. */
@@ -207,6 +239,10 @@ public final class QualityReport {
                 .append(" scored per evaluation (llama-perplexity's rule: the second half of each window).");
         return sb.toString();
     }
+
+    /** Which interval is which, under the table. */
+    static final String TABLE_NOTE = "±: each evaluation's own standard error (unpaired), as the charts' error bars. "
+            + "ΔNLL vs base and the paired comparisons are paired: the mean per-token difference on the same tokens, whose interval is usually far narrower.";
 
     static final String[] COLUMNS = {"series", "budget", "file bytes", "bits/weight", "perplexity", "±", "ΔNLL vs base [95% CI]",
             "mean KLD", "±", "KLD p99", "top-1", "seconds"};

@@ -62,8 +62,9 @@ class QualityReportTest {
         assertThat(md).contains("| uniform · npu B=4 | edgeflow · npu B=4 | +0.03").contains("edgeflow · npu B=4 better")
                 .contains("| uniform · npu B=5 | edgeflow · npu B=5 |").contains("no real difference");
         String html = Files.readString(out.resolve("report.html"));
-        assertThat(html).contains("<table>", "Perplexity vs size", "Pareto: mean KL divergence", "Top-1 agreement", "Paired comparisons");
-        assertThat(html.split("<img ", -1)).hasSize(4);  // three charts, as inline PNGs
+        assertThat(html).contains("<table>", "Perplexity by budget", "Mean KL divergence from the base by budget", "Pareto: mean KL divergence",
+                "Top-1 agreement with the base by budget", "Paired comparisons");
+        assertThat(html.split("<img ", -1)).hasSize(5);  // four charts, as inline PNGs
         assertThat(html).contains("src=\"data:image/png;base64,iVBORw0KGgo");
         JsonNode json = new ObjectMapper().readTree(out.resolve("report.json").toFile());
         assertThat(json.at("/evaluations").size()).isEqualTo(5);
@@ -81,23 +82,140 @@ class QualityReportTest {
         assertThat(json.at("/pairedComparisons/0/verdict").asText()).isEqualTo("edgeflow · npu B=4 better");
     }
 
-    /** One colour per series in every chart (the method's; the mode picks marker and line), rounded tick labels, error bars from the evaluations' ±. */
+    /** One colour per series in every chart (the method's; the mode picks marker and line), error bars from the evaluations' ±. */
     @Test
-    void chartsKeepSeriesColoursRoundTicksAndErrorBars() {
+    void chartsKeepSeriesColoursAndErrorBars() {
         QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
                 evaluated("edgeflow", "npu", 6, 3_900_000, 0.002, 7)));
-        var ppl = ReportCharts.chart(r, "p", "perplexity", EvalResult::perplexity, EvalResult::stderr, false);
+        var ppl = ReportCharts.perplexityChart(r, r.budgetAxis(), "p");
         var kl = ReportCharts.paretoChart(r);
         for (String s : List.of("uniform · npu", "edgeflow · npu")) {
             assertThat(kl.getSeriesMap().get(s).getLineColor()).isEqualTo(ppl.getSeriesMap().get(s).getLineColor());
         }
         assertThat(ppl.getSeriesMap().get("uniform · npu").getLineColor()).isNotEqualTo(ppl.getSeriesMap().get("edgeflow · npu").getLineColor());
         assertThat(ppl.getSeriesMap().get("edgeflow · npu").getExtraValues()).containsExactly(0.03, 0.03);
-        assertThat(ppl.getSeriesMap()).containsKey("base (base.bin)");
         assertThat(kl.getSeriesMap()).containsKey("Pareto front");
-        assertThat(ppl.getStyler().getXAxisDecimalPattern()).isEqualTo("0.0");
-        assertThat(ReportCharts.pattern(0.0010, 0.0037)).isEqualTo("0.0000");
-        assertThat(ReportCharts.pattern(5.9, 9.2)).isEqualTo("0.0");
+    }
+
+    /**
+     * A sweep's report draws quality by budget; the x ticks read as real values: two files of 11.6 and 32.5
+     * bits per weight were ticked "12" and "33" (XChart ticks evenly spaced points at their values).
+     */
+    @Test
+    void xAxisIsTheBudgetOrTheSizeWithRealTickValues() throws Exception {
+        QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 7_250_000, 0.05, 2), evaluated("uniform", "npu", 8, 20_312_500, 0.01, 3)));
+        var bySize = ReportCharts.chart(r, r.sizeAxis(), "p", "perplexity", EvalResult::perplexity, EvalResult::stderr, false);
+        assertThat(bySize.getXAxisTitle()).isEqualTo("bits per weight (whole file)");
+        assertThat(bySize.getSeriesMap().get("uniform · npu").getXData()).containsExactly(11.6, 32.5);
+        assertThat(renderedTicks(bySize, "getXAxis")).containsExactly("11.6", "32.5");
+
+        var byBudget = ReportCharts.perplexityChart(r, r.budgetAxis(), "p");
+        assertThat(byBudget.getXAxisTitle()).isEqualTo("budget (bits per weight of the quantized layers)");
+        assertThat(byBudget.getSeriesMap().get("uniform · npu").getXData()).containsExactly(4.0, 8.0);
+        assertThat(renderedTicks(byBudget, "getXAxis")).containsExactly("4.0", "8.0");
+        assertThat(ReportCharts.xPattern(0.0010, 0.0037)).isEqualTo("0.0000#");
+        assertThat(ReportCharts.xPattern(5.9, 9.2)).isEqualTo("0.0#");
+        assertThat(ReportCharts.pattern(5.9, 9.2)).isEqualTo("0.0");  // y: ticks at round steps, one precision
+
+        EvalResult checkpoint = new EvalResult("/m/q4.gguf", "/d/text.txt", "cafe", 256, "", "", 3_000_000, 5_000_000, null, r.records().getFirst().result(),
+                null, null, null, 1, 1, null);
+        assertThat(new QualityReport("t", List.of(r.records().getFirst(), checkpoint)).budgetAxis()).isNull();  // a file without a budget: by size
+    }
+
+    /** Series at one budget are spread a dodge step apart, in series order around the budget; a point alone keeps its x. */
+    @Test
+    void seriesThatShareAnXAreDodgedSoEachErrorBarShows() {
+        EvalResult u4 = evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), e4 = evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3);
+        EvalResult w4 = evaluated("edgeflow", "weight-only", 4, 2_610_000, 0.01, 4), e6 = evaluated("edgeflow", "npu", 6, 3_900_000, 0.002, 7);
+        QualityReport r = new QualityReport("t", List.of(u4, e4, w4, e6));
+        double step = ReportCharts.DODGE * (6 - 4);
+        var ppl = ReportCharts.perplexityChart(r, r.budgetAxis(), "p");
+        assertThat(ppl.getSeriesMap().get("uniform · npu").getXData()).containsExactly(4 - step);
+        assertThat(ppl.getSeriesMap().get("edgeflow · npu").getXData()).containsExactly(4.0, 6.0);
+        assertThat(ppl.getSeriesMap().get("edgeflow · weight-only").getXData()).containsExactly(4 + step);
+        // By size: the two edgeflow files are one file (same bytes), uniform's is 0.4% smaller, closer than a step: one group.
+        var pareto = ReportCharts.paretoChart(r);
+        double[] x = {pareto.getSeriesMap().get("uniform · npu").getXData()[0], pareto.getSeriesMap().get("edgeflow · npu").getXData()[0],
+                pareto.getSeriesMap().get("edgeflow · weight-only").getXData()[0]};
+        assertThat(x[1] - x[0]).isCloseTo(x[2] - x[1], org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(x[1] - x[0]).isCloseTo(ReportCharts.DODGE * (r.x(e6) - r.x(u4)), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(pareto.getSeriesMap().get("edgeflow · npu").getXData()[1]).isEqualTo(r.x(e6));
+    }
+
+    /**
+     * The base model is one dashed line in the perplexity chart, whatever the number of series; an evaluation
+     * of the base itself (an f32 file at 32 bits per weight, KL 0) is that line, not also a point of its own series.
+     */
+    @Test
+    void theBaseModelIsDrawnOnce() {
+        EvalResult u4 = evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2);
+        EvalResult self = new EvalResult("/m/base.bin", u4.data(), u4.dataSha256(), u4.ctx(), "", "", 20_000_000, u4.parameters(), null, u4.baseResult(),
+                u4.base(), u4.baseResult(), new EvalResult.Divergence(0, 0, 0, 1), 1, 1, null);
+        QualityReport r = new QualityReport("t", List.of(u4, evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3),
+                evaluated("edgeflow", "weight-only", 5, 3_210_000, 0.004, 6), self));
+        assertThat(r.isBase(self)).isTrue();
+        assertThat(r.isBase(u4)).isFalse();
+        assertThat(r.budgetAxis()).isNotNull();  // the base's own evaluation has no budget, and is not a point
+        var ppl = ReportCharts.perplexityChart(r, r.sizeAxis(), "p");
+        assertThat(ppl.getSeriesMap().keySet()).containsExactly("uniform · npu", "edgeflow · npu", "edgeflow · weight-only", "base (base.bin)");
+        assertThat(ppl.getSeriesMap().get("base (base.bin)").getYData()).containsOnly(r.withBase().basePerplexity());
+        double[] baseLine = ppl.getSeriesMap().get("base (base.bin)").getXData();
+        assertThat(baseLine[1]).isEqualTo(8 * 3_210_000 / 5e6);  // across the quantized points, not out to the base's 32
+        assertThat(baseLine[0]).isLessThan(r.x(u4));  // the dodged uniform point
+        var pareto = ReportCharts.paretoChart(r);
+        assertThat(pareto.getSeriesMap().keySet()).containsExactly("uniform · npu", "edgeflow · npu", "edgeflow · weight-only", "Pareto front");
+        assertThat(r.markdown()).contains("| checkpoint |  | 20,000,000 | 32.000 |");  // the table keeps its row
+    }
+
+    /** A logarithmic KL axis reads 0.001 / 0.01 / 0.1, not 1E-3. */
+    @Test
+    void logAxesAreLabelledInDecimals() throws Exception {
+        QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 3, 2_000_000, 0.3, 2), evaluated("uniform", "npu", 8, 5_000_000, 0.002, 3)));
+        var kl = ReportCharts.klChart(r, r.budgetAxis(), "k");
+        assertThat(kl.getStyler().isYAxisLogarithmic()).isTrue();
+        List<String> ticks = renderedTicks(kl, "getYAxis").stream().filter(java.util.Objects::nonNull).toList();
+        assertThat(ticks).contains("0.01", "0.1").noneMatch(t -> t.contains("E"));
+        assertThat(ReportCharts.logPattern(0.0012)).isEqualTo("0.####");  // 0.001, and 0.0001 should a bar reach down there
+
+        // A lossless copy of the base (an f32 GGUF of it) has a KL of 0, which a logarithmic axis cannot show: linear, and it renders.
+        EvalResult copy = new EvalResult("/m/base-f32.gguf", "/d/text.txt", "cafe", 256, "", "f32 copy", 20_000_000, 5_000_000, null,
+                r.records().getFirst().baseResult(), "/m/base.bin", r.records().getFirst().baseResult(), new EvalResult.Divergence(0, 0, 0, 1), 1, 1, null);
+        QualityReport withCopy = new QualityReport("t", List.of(r.records().get(0), r.records().get(1), copy));
+        var pareto = ReportCharts.paretoChart(withCopy);
+        assertThat(pareto.getStyler().isYAxisLogarithmic()).isFalse();
+        assertThat(renderedTicks(pareto, "getYAxis")).isNotEmpty();
+        assertThat(ReportCharts.logPattern(30)).isEqualTo("0");
+    }
+
+    /** The charts say their bars are unpaired, and the page says the paired comparisons decide. */
+    @Test
+    void chartsSayTheirErrorBarsAreUnpaired(@TempDir Path dir) throws Exception {
+        QualityReport r = new QualityReport("t", List.of(evaluated("uniform", "npu", 4, 2_600_000, 0.05, 2), evaluated("edgeflow", "npu", 4, 2_610_000, 0.02, 3)));
+        assertThat(ReportCharts.perplexityChart(r, r.budgetAxis(), "p").getYAxisTitle()).isEqualTo("perplexity (bars: ±1 s.e., unpaired)");
+        assertThat(ReportCharts.paretoChart(r).getYAxisTitle()).isEqualTo("mean KLD, nats (bars: ±1 s.e., unpaired)");
+        r.write(dir);
+        assertThat(Files.readString(dir.resolve("report.html"))).contains("<figcaption>Error bars: ±1 standard error of each evaluation's perplexity")
+                .contains("Read the paired comparisons for which differences are real.");
+        assertThat(Files.readString(dir.resolve("report.md"))).contains("±: each evaluation's own standard error (unpaired)");
+        new QualityReport("t", List.of(r.records().getFirst())).write(dir);  // nothing to pair: no "paired comparisons below"
+        assertThat(Files.readString(dir.resolve("report.html"))).contains("the table's ± column. Dashed grey")
+                .doesNotContain("paired comparisons below");
+    }
+
+    /** The tick labels XChart drew on an axis ({@code getXAxis} or {@code getYAxis}), read from its internals after a render. */
+    private static List<String> renderedTicks(org.knowm.xchart.XYChart chart, String axis) throws Exception {
+        org.knowm.xchart.BitmapEncoder.getBufferedImage(chart);
+        java.lang.reflect.Field pairField = org.knowm.xchart.internal.chartpart.Chart.class.getDeclaredField("axisPair");
+        pairField.setAccessible(true);
+        Object pair = pairField.get(chart);
+        java.lang.reflect.Method getAxis = pair.getClass().getDeclaredMethod(axis);
+        getAxis.setAccessible(true);
+        Object calculator = getAxis.invoke(pair).getClass().getMethod("getAxisTickCalculator").invoke(getAxis.invoke(pair));
+        java.lang.reflect.Method labels = calculator.getClass().getMethod("getTickLabels");
+        labels.setAccessible(true);
+        @SuppressWarnings("unchecked")
+        List<String> ticks = (List<String>) labels.invoke(calculator);
+        return ticks;
     }
 
     @Test
@@ -106,9 +224,11 @@ class QualityReportTest {
                 EvalResult.read(evalJson(dir, "b.jqw", "npu", 900, 5.0, 0.2)),
                 EvalResult.read(evalJson(dir, "a.jqw", "npu", 300, 7.0, 0.6)),
                 EvalResult.read(evalJson(dir, "a.jqw", "weight-only", 300, 6.0, 0.5))));
-        var chart = ReportCharts.chart(r, "t", "ppl", EvalResult::perplexity, EvalResult::stderr, false);
+        var chart = ReportCharts.chart(r, r.sizeAxis(), "t", "ppl", EvalResult::perplexity, EvalResult::stderr, false);
         assertThat(chart.getSeriesMap()).containsOnlyKeys("npu", "weight-only");
-        assertThat(chart.getSeriesMap().get("npu").getXData()).containsExactly(300e-6, 900e-6);
+        double half = ReportCharts.DODGE * (900e-6 - 300e-6) / 2;  // a.jqw's two modes share an x
+        assertThat(chart.getSeriesMap().get("npu").getXData()).containsExactly(300e-6 - half, 900e-6);
+        assertThat(chart.getSeriesMap().get("weight-only").getXData()).containsExactly(300e-6 + half);
         assertThat(chart.getSeriesMap().get("npu").getYData()).containsExactly(7.0, 5.0);
         assertThat(r.pairedComparisons()).isEmpty();
         assertThat(r.markdown()).contains("| npu |  | 900 |");
