@@ -266,6 +266,7 @@ class BadInputCatalogueTest {
         String usage = "see 'jquant";
         c.add(new Case("usage: value out of range", 2, "--tokens", usage, "calibrate", m, "--data", t, "--tokens", "0", "--out", out));
         c.add(new Case("usage: value out of range", 2, "--ctx", usage, "eval", m, "--data", t, "--ctx", "0"));
+        c.add(new Case("usage: value out of range", 2, "--ctx", usage, "eval", m, "--data", t, "--ctx", "1024"));
         c.add(new Case("usage: value out of range", 2, "--n-predict", usage, "run", m, "-n", "-1"));
         c.add(new Case("usage: value out of range", 2, "--temperature", usage, "run", m, "--temperature", "NaN"));
         c.add(new Case("usage: value out of range", 2, "--budget", usage, "allocate", m, "--budget", "0", "--out", out));
@@ -313,38 +314,50 @@ class BadInputCatalogueTest {
         System.out.printf("bad-input catalogue: %d cases, %d kinds of bad input, %d commands (%s)%n", cases, kinds.size(), commands.size(), String.join(", ", commands));
     }
 
-    @Test
-    void quietRunsPrintNoProgressOnlyTheResult() throws Exception {
+    /** A run of {@code args} and what it printed on the process's stderr, where the progress bars go. */
+    private record Printed(CliTest.Result result, String progress) {}
+
+    private static Printed runCapturingProgress(String... args) {
         PrintStream err = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        CliTest.Result r;
         try {
-            r = run("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--quiet", "--out", ws.resolve("quiet.jqw").toString());
+            return new Printed(run(args), captured.toString(StandardCharsets.UTF_8));
         } finally {
             System.setErr(err);
         }
-        assertThat(r.code()).as(r.err()).isZero();
-        assertThat(captured.toString(StandardCharsets.UTF_8) + r.err()).isEmpty();
-        assertThat(r.out()).startsWith("wrote ");
+    }
+
+    @Test
+    void quietRunsPrintNoProgressOnlyTheResult() throws Exception {
+        Printed p = runCapturingProgress("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--quiet", "--out",
+                ws.resolve("quiet.jqw").toString());
+        assertThat(p.result().code()).as(p.result().err()).isZero();
+        assertThat(p.progress() + p.result().err()).isEmpty();
+        assertThat(p.result().out()).startsWith("wrote ");
         Files.delete(ws.resolve("quiet.jqw"));
     }
 
     /** An output place that cannot be written is found before any work: no progress bar starts (it was found after calibrating). */
     @Test
     void anUnwritableOutputIsFoundBeforeAnyWork() {
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        CliTest.Result r;
-        try {
-            r = run("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
-        } finally {
-            System.setErr(err);
+        Printed p = runCapturingProgress("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
+        assertThat(p.result().code()).isEqualTo(1);
+        assertThat(p.result().err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
+        assertThat(p.progress()).isEmpty();
+    }
+
+    /** eval checks its window against the models before its progress bar starts (it printed three "eval 0%" bars, then the error, exit 1). */
+    @Test
+    void aWindowLongerThanTheModelIsAUsageErrorBeforeAnyProgress() {
+        for (String[] args : List.of(new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024"},
+                new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024", "--base", model.toString()},
+                new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024", "--layerwise"})) {
+            Printed p = runCapturingProgress(args);
+            assertThat(p.result().code()).as(p.result().err()).isEqualTo(2);
+            assertThat(p.result().err().strip()).isEqualTo("jquant: --ctx 1024 exceeds the model's maximum of 512 positions (see 'jquant eval --help')");
+            assertThat(p.progress()).as(String.join(" ", args)).isEmpty();
         }
-        assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
-        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     /** Every file under the workspace: its bytes' SHA-256, or what it is when not a regular file. */
