@@ -46,7 +46,7 @@ class BadInputCatalogueTest {
     @TempDir
     static Path ws;
     static Path model, tok, text, stats, plan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
-            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing;
+            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing, otherModels;
     static final Set<String> kinds = new TreeSet<>();
     static final Set<String> commands = new TreeSet<>();
     static int cases;
@@ -82,6 +82,11 @@ class BadInputCatalogueTest {
         hardLinkToText = Files.createLink(ws.resolve("hardlink.txt"), text);
         linkLoop = Files.createSymbolicLink(ws.resolve("loop.bin"), Path.of("loop.bin"));
         linkToNothing = Files.createSymbolicLink(ws.resolve("dangling.bin"), Path.of("deleted.bin"));
+
+        otherModels = Files.createDirectory(ws.resolve("other-models"));
+        Files.copy(model, otherModels.resolve("stories260K.bin"));
+        Files.copy(SharedFiles.model("stories260K-Q8_0.gguf"), otherModels.resolve("stories260K-Q8_0.gguf"));
+        Files.copy(tok, otherModels.resolve("tok512.bin"));
 
         hf = Files.createDirectory(ws.resolve("hf-fewer-layers"));
         try (var files = Files.list(SharedFiles.model("stories260K-hf"))) {
@@ -229,6 +234,13 @@ class BadInputCatalogueTest {
         c.add(new Case("a repack that repacks nothing", 1, "stories260K-f32.gguf", "nothing to repack", "repack", SharedFiles.model("stories260K-f32.gguf").toString(), "--type", "t2p", "--out", out));
         // A memory bound the run cannot fit: refused before any work.
         c.add(new Case("a memory bound the run cannot fit", 1, "stories260K.bin", "JQUANT_JAVA_OPTS=-Xmx", "calibrate", m, "--data", t, "--second-moments", "--memory", "64k", "--out", out));
+        // A folder given as a Hugging Face model that holds other models' files: named (it said only that there was no model.safetensors).
+        String om = otherModels.toString(), holds = "no model.safetensors or model.safetensors.index.json; it holds stories260K-Q8_0.gguf, "
+                + "stories260K.bin: pass one of those files";
+        for (String[] args : List.of(new String[] {"ternarize", om, "--out", out}, new String[] {"inspect", om}, new String[] {"run", om, "-n", "1"},
+                new String[] {"tokenize", om, "-p", "Once"}, new String[] {"repack", om, "--type", "t2p", "--out", out})) {
+            c.add(new Case("a folder of other models' files as a model", 1, "other-models", holds, args));
+        }
         // Text that is not UTF-8.
         String l = latin1.toString(), utf = "not valid UTF-8";
         c.add(new Case("text that is not UTF-8", 1, "latin1.txt", utf, "calibrate", m, "--data", l, "--out", out));
