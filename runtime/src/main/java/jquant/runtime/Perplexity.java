@@ -378,6 +378,8 @@ public final class Perplexity {
 
     /** A window longer than a model's positions: a choice of the caller's (a command's {@code --ctx}), not a fault of the model. */
     public static final class ContextTooLong extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
         private final String which;
         private final int maximum;
 
