@@ -61,7 +61,7 @@ public sealed interface SecondMoment {
         return (long) channels * (channels + 1) / 2;
     }
 
-    /** Where row i of the upper triangle starts: Σ_{r<i} (D − r). */
+    /** Where row i of the upper triangle starts: {@code Σ_{r<i} (D − r)}. */
     static long rowStart(int channels, int row) {
         return (long) row * channels - (long) row * (row - 1) / 2;
     }

@@ -30,7 +30,8 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--ctx", defaultValue = "256", description = "Window length in tokens (default: ${DEFAULT-VALUE}).")
     int ctx;
 
-    @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary).")
+    @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary; "
+            + "one without a tokenizer of its own takes the model's).")
     Path base;
 
     @Option(names = "--out", paramLabel = "<file>", description = "Also write the results as JSON to this file, per-token figures included.")
@@ -67,6 +68,8 @@ final class EvalCommand implements Callable<Integer> {
                         @Override public void started(long steps) { bar[0] = new Progress("eval", steps, layerwise ? "layers" : "windows"); }
                         @Override public void scored(long windows) { bar[0].stepTo(windows); }
                     });
+        } catch (Perplexity.ContextTooLong e) {
+            throw new ParameterException(spec.commandLine(), "--ctx " + ctx + " exceeds the " + e.which() + "'s maximum of " + e.maximum() + " positions");
         } finally {
             if (bar[0] != null) bar[0].close();
         }

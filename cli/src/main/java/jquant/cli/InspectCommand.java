@@ -17,6 +17,7 @@ import jquant.formats.jqw.JqwModelMetadata;
 import jquant.pack.model.PackedFileReport;
 import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
+import jquant.quantize.QuantLimits;
 import jquant.runtime.LoadedModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -27,10 +28,12 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 
 /** {@code jquant inspect}: what a checkpoint holds, for people or (with --json) for machines. */
 @Command(name = "inspect", description = "Show a checkpoint's format, architecture, config, tensors and metadata, a packed .jqw file's metadata, "
@@ -89,15 +92,16 @@ final class InspectCommand implements Callable<Integer> {
             out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(CalibrationStatsReport.describe(stats)));
         } else {
             out.printf("%s  (calibration stats, %s)%n", checkpoint, CalibrationStatsFile.ARCHITECTURE);
-            out.printf("  model %s (fingerprint %s), %d tokens, α searched on %d sampled rows for budgets %s, beta %s%s%n%n",
+            out.printf("  model %s (fingerprint %s), %,d tokens, α searched on %,d sampled rows for budgets %s, beta %s%s%n%n",
                     stats.model(), stats.fingerprint(), stats.tokens(), stats.sampleTokens(), CalibrationStats.budgetList(stats.budgets()),
                     CalibrationStats.BETA, stats.hasSecondMoments() ? ", E[x·xᵀ] recorded" : "");
             CalibrateCommand.printAlphas(out, stats);
             out.println();
-            out.printf("  %-24s %8s %12s%n", "output (S_O)", "channels", "max |o|");
+            TextTable table = new TextTable().text("output (S_O)").number("channels").number("max |o|");
             @SuppressWarnings("unchecked")
             List<Map<String, Object>> outputs = (List<Map<String, Object>>) CalibrationStatsReport.describe(stats).get("outputs");
-            for (Map<String, Object> o : outputs) out.printf("  %-24s %8d %12.4g%n", o.get("name"), o.get("channels"), o.get("oMax"));
+            for (Map<String, Object> o : outputs) table.row(o.get("name"), String.format("%,d", o.get("channels")), String.format("%.4g", o.get("oMax")));
+            table.print(out, "  ");
         }
         out.flush();
         return 0;
@@ -107,31 +111,29 @@ final class InspectCommand implements Callable<Integer> {
         ModelConfig cfg = c.config();
         out.printf("%s  (%s, %s architecture, RoPE %s%s)%n", c.source(), c.format(), cfg.architecture().ggufName(),
                 c.rope().name().toLowerCase().replace('_', '-'), cfg.ropeScaling() == null ? "" : ", frequencies scaled (llama3)");
-        out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d (head dim %d), vocab %d, context %d%n",
+        out.printf("  dim %,d, hidden %,d, layers %,d, heads %,d / kv heads %,d (head dim %,d), vocab %,d, context %,d%n",
                 cfg.dim(), cfg.hiddenDim(), cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.headDim(), cfg.vocabSize(), cfg.maxSeqLen());
-        out.printf("  rope theta %s, rms eps %s, %s embeddings%n", cfg.ropeTheta(), cfg.rmsEps(), cfg.tiedEmbeddings() ? "tied" : "separate");
+        out.printf("  rope theta %s, rms eps %s, %s embeddings%n", decimal(cfg.ropeTheta()), decimal(cfg.rmsEps()), cfg.tiedEmbeddings() ? "tied" : "separate");
         c.vocabulary().ifPresentOrElse(
-                v -> out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%s%s%n", v.kind().name().toLowerCase(), v.size(), v.bos(), v.eos(),
+                v -> out.printf("  tokenizer: %s, %,d tokens, BOS %d, EOS %d%s%s%n", v.kind().name().toLowerCase(), v.size(), v.bos(), v.eos(),
                         v.addBos() ? ", adds BOS" : "", v.kind() == Vocabulary.Kind.BPE
                                 ? ", pre-tokenizer " + v.preTokenizer().llamaCppName().orElse(v.preTokenizer().patterns().size() + " patterns") : ""),
                 () -> out.println("  tokenizer: none found"));
         out.println();
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> tensors = (List<Map<String, Object>>) r.get("tensors");
-        int w = "name".length();
-        for (Map<String, Object> t : tensors) w = Math.max(w, t.get("name").toString().length());
-        String fmt = "  %-" + w + "s  %-16s  %-12s  %-6s  %12s%n";
-        out.printf(fmt, "name", "canonical", "shape", "dtype", "bytes");
+        TextTable table = new TextTable().text("name").text("canonical").text("shape").text("dtype").number("bytes");
         for (Map<String, Object> row : tensors) {
             Tensor t = c.tensors().get((String) row.get("name"));
-            out.printf(fmt, t.name(), row.get("canonical"), t.shapeString(), t.dtype(), String.format("%,d", t.byteSize()));
+            table.row(t.name(), row.get("canonical"), t.shapeString(), t.dtype(), String.format("%,d", t.byteSize()));
         }
+        table.print(out, "  ");
         @SuppressWarnings("unchecked")
         Map<String, Object> totals = (Map<String, Object>) r.get("totals");
-        out.printf("%n  %d tensors, %,d elements, %,d bytes%n", totals.get("tensors"), totals.get("elements"), totals.get("bytes"));
+        out.printf("%n  %,d tensors, %,d elements, %,d bytes%n", totals.get("tensors"), totals.get("elements"), totals.get("bytes"));
         if (c.tensors().values().stream().anyMatch(t -> t.dtype() == DType.T2P)) {
             out.println("  note: T2P (GGUF type 1000) is jquant's own layout: llama.cpp and other ggml-based readers refuse this file;"
-                    + " jquant repack --format tq2_0 writes one they load");
+                    + " jquant repack --type tq2_0 writes one they load");
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> meta = (Map<String, Object>) r.get("metadata");
@@ -142,18 +144,37 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * What the plan kept out and how it stores them, in words: {@code kept as f16: the embedding (token_embd), the head
+     * (output)}, named as {@code --keep} names them.
+     */
+    static String kept(QuantizationMetadata q) {
+        if (q.keep().isEmpty()) return "nothing kept out of the plan";
+        List<String> names = new ArrayList<>();
+        for (String name : q.keep()) {
+            String word = Arrays.stream(KeepOption.values()).filter(k -> k.kind() != null && k.kind().canonicalName(0).equals(name))
+                    .map(k -> "the " + k.name() + " (" + name + ")").findFirst().orElse(name);
+            names.add(word);
+        }
+        return "kept as " + q.keepTypeLabel() + ": " + String.join(", ", names);
+    }
+
+    /** A decimal as people write it: thousands separated, no exponent, no trailing zeros (10000.0 is 10,000; 1.0E-5 is 0.00001). */
+    static String decimal(double value) {
+        return new DecimalFormat("#,##0.##########").format(value);
+    }
+
     private static void printPacked(PackedFileReport r, PrintWriter out) {
         JqwModelMetadata.ModelJson m = r.model();
         QuantizationMetadata q = r.quantization();
         out.printf("%s  (%s, %,d bytes)%n", r.file(), r.format(), r.bytes());
-        out.printf("  dim %d, hidden %d, layers %d, heads %d / kv heads %d, vocab %d, context %d, rope %s, %s embeddings%n",
+        out.printf("  dim %,d, hidden %,d, layers %,d, heads %,d / kv heads %,d, vocab %,d, context %,d, rope %s, %s embeddings%n",
                 m.dim(), m.hiddenDim(), m.layers(), m.heads(), m.kvHeads(), m.vocabSize(), m.maxSeqLen(),
                 m.rope().name().toLowerCase().replace('_', '-'), m.tiedEmbeddings() ? "tied" : "separate");
-        out.printf("  tokenizer: %s, %d tokens, BOS %d, EOS %d%n", r.tokenizer().kind().toLowerCase(), r.tokenizer().size(),
+        out.printf("  tokenizer: %s, %,d tokens, BOS %d, EOS %d%n", r.tokenizer().kind().toLowerCase(), r.tokenizer().size(),
                 r.tokenizer().bos(), r.tokenizer().eos());
-        out.printf("  plan: budget %s, average %.4f bits over %d tensors; kept float32: %s; static activation scales: %s; rounding %s%n",
-                q.budget(), q.averageBits(), r.planTensors(), q.keep().isEmpty() ? "none" : q.keep().stream().map(k -> "\"" + k + "\"").collect(Collectors.joining(",", "[", "]")),
-                q.activationScales() ? "yes" : "no", q.roundingLabel());
+        out.printf("  plan: budget %s, average %.4f bits over %,d tensors; %s; static activation scales: %s; rounding %s%n",
+                decimal(q.budget()), q.averageBits(), r.planTensors(), kept(q), q.activationScales() ? "yes" : "no", q.roundingLabel());
         QuantizationMetadata.Smoothing s = q.smoothing();
         if (s != null) {
             out.printf("  smoothing: %s, stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n", s.ruleLabel(),
@@ -165,21 +186,24 @@ final class InspectCommand implements Callable<Integer> {
             out.println("  smoothing: none");
         }
         out.println();
-        out.printf("  %-12s %12s %12s %8s%n", "layer", "offset", "bytes", "tensors");
-        for (PackedFileReport.Layer l : r.layers()) {
-            out.printf("  %-12s %12d %,12d %8d%n", l.name(), l.offset(), l.bytes(), l.tensors());
-        }
+        TextTable layers = new TextTable().text("layer").number("offset").number("bytes").number("tensors");
+        for (PackedFileReport.Layer l : r.layers()) layers.row(l.name(), String.format("%,d", l.offset()), String.format("%,d", l.bytes()), String.format("%,d", l.tensors()));
+        layers.print(out, "  ");
         out.println();
-        out.printf("  %-18s %-10s %-12s %12s %7s  %-40s %s%n", "tensor", "encoding", "shape", "bytes", "avg", "channels at 1..8 bits", "input scale");
+        TextTable tensors = new TextTable().text("tensor").text("encoding").text("shape").number("bytes").number("avg");
+        for (int bits = 1; bits <= QuantLimits.MAX_BITS; bits++) tensors.number(bits + (bits == 1 ? " bit" : " bits"));
+        tensors.number("input scale");
         for (PackedFileReport.TensorRow t : r.tensors()) {
             StringBuilder shape = new StringBuilder();
             for (long d : t.shape()) shape.append(shape.isEmpty() ? "" : "×").append(d);
-            StringBuilder h = new StringBuilder();
-            if (t.bitHistogram() != null) for (int n : t.bitHistogram()) h.append(String.format("%5d", n));
+            List<Object> row = new ArrayList<>(List.of(t.name(), t.encoding(), shape, String.format("%,d", t.bytes()),
+                    t.averageBits() != null ? String.format("%.3f", t.averageBits()) : ""));
+            for (int b = 0; b < QuantLimits.MAX_BITS; b++) row.add(t.bitHistogram() != null ? String.format("%,d", t.bitHistogram()[b]) : "");
             Object in = t.attrs().get(TensorEncoding.INPUT_SCALE);
-            out.printf("  %-18s %-10s %-12s %,12d %7s  %-40s %s%n", t.name(), t.encoding(), shape, t.bytes(),
-                    t.averageBits() != null ? String.format("%.3f", t.averageBits()) : "", h,
-                    in instanceof Number n ? String.format("%.4g", n.doubleValue()) : "");
+            row.add(in instanceof Number n ? String.format("%.4g", n.doubleValue()) : "");
+            tensors.row(row.toArray());
         }
+        tensors.print(out, "  ");
+        out.println("  (1 bit … 8 bits: how many of the tensor's output channels are stored at that width)");
     }
 }

@@ -16,6 +16,11 @@ enum KeepOption {
         this.kind = kind;
     }
 
+    /** The tensor this value keeps, or null ({@code none}). */
+    TensorKind kind() {
+        return kind;
+    }
+
     /** The kinds {@code values} keep; {@code none} with anything else is a usage error. */
     static Set<TensorKind> kinds(CommandLine cmd, List<KeepOption> values) {
         if (values.contains(none)) {

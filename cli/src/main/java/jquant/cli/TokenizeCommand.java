@@ -4,6 +4,7 @@ import jquant.runtime.LoadedModel;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
 import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
@@ -18,9 +19,13 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code jquant tokenize}: a text's tokens under a model's tokenizer, printed as llama.cpp's {@code llama-tokenize} prints them. */
@@ -30,11 +35,21 @@ import java.util.concurrent.Callable;
 final class TokenizeCommand implements Callable<Integer> {
 
     @Parameters(paramLabel = "<model|tokenizer>", description = "A model jquant opens (llama2.c .bin with its tokenizer beside it, GGUF, "
-            + "Hugging Face folder, .jqw) or a tokenizer file: tokenizer.json, a SentencePiece .model, a llama2.c tokenizer.bin or tok<N>.bin.")
+            + "Hugging Face folder, .jqw), a tokenizer file (tokenizer.json, a SentencePiece .model, a llama2.c tokenizer.bin or tok<N>.bin) "
+            + "or a folder holding tokenizer.json or tokenizer.model without a model.")
     Path source;
 
-    @Option(names = "--file", required = true, paramLabel = "<text>", description = "UTF-8 text to tokenize.")
-    Path file;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Text text;
+
+    /** The text: given on the command line or read from a file (llama-tokenize's -p and -f). */
+    static final class Text {
+        @Option(names = {"-p", "--prompt"}, required = true, paramLabel = "<text>", description = "The text to tokenize.")
+        String prompt;
+
+        @Option(names = "--file", required = true, paramLabel = "<file>", description = "A UTF-8 text file to tokenize; - reads standard input.")
+        Path file;
+    }
 
     @ArgGroup(exclusive = true)
     Output output = new Output();
@@ -62,8 +77,7 @@ final class TokenizeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(source, "its tokenizer: " + e.getMessage());
         }
-        String text = jquant.reports.Evaluation.readText(file);
-        int[] ids = tokenizer.encode(text, tokenizer.addsBos() && !noBos);
+        int[] ids = tokenizer.encode(text(), tokenizer.addsBos() && !noBos);
         PrintWriter out = spec.commandLine().getOut();
         if (output.count) {
             out.println(ids.length);
@@ -78,11 +92,24 @@ final class TokenizeCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The text as given: {@code --prompt}, standard input for {@code --file -} (which may be empty, as a prompt may), or a text file. */
+    private String text() throws IOException {
+        if (text.prompt != null) return text.prompt;
+        if (text.file.toString().equals("-")) return InputFiles.decodeText(text.file, System.in.readAllBytes());
+        return InputFiles.readText(text.file);
+    }
+
     /**
-     * The vocabulary of {@code path}: a tokenizer file recognised by its name, a packed {@code .jqw} by its
+     * The vocabulary of {@code path}: a tokenizer file recognised by its name, a folder's tokenizer file when the
+     * folder holds no model's weights, a packed {@code .jqw} by its
      * magic, anything else opened as a checkpoint (whose tokenizer may sit beside it).
      */
     private static Vocabulary vocabulary(Path path) throws CheckpointException {
+        if (Files.isDirectory(path) && !holdsWeights(path)) {
+            for (String file : List.of("tokenizer.json", "tokenizer.model")) {
+                if (Files.isRegularFile(path.resolve(file))) return vocabulary(path.resolve(file));
+            }
+        }
         String name = path.getFileName().toString();
         if (name.endsWith(".json") && !name.endsWith(".safetensors.index.json")) return HfTokenizerJson.read(path);
         if (name.endsWith(".model")) return SentencePieceModel.read(path);
@@ -95,6 +122,15 @@ final class TokenizeCommand implements Callable<Integer> {
         try (Checkpoint c = Checkpoints.open(path)) {
             return c.vocabulary().orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass the tokenizer file itself, or put tokenizer.bin beside the checkpoint"));
+        }
+    }
+
+    /** Whether {@code folder} holds safetensors weights: a Hugging Face model, not a tokenizer alone. */
+    private static boolean holdsWeights(Path folder) throws CheckpointException {
+        try (DirectoryStream<Path> weights = Files.newDirectoryStream(folder, "*.safetensors")) {
+            return weights.iterator().hasNext();
+        } catch (IOException e) {
+            throw new CheckpointException(folder, "cannot read: " + InputFiles.reason(e));
         }
     }
 

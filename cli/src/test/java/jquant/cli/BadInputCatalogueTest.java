@@ -46,7 +46,7 @@ class BadInputCatalogueTest {
     @TempDir
     static Path ws;
     static Path model, tok, text, stats, plan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
-            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing;
+            symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing, otherModels;
     static final Set<String> kinds = new TreeSet<>();
     static final Set<String> commands = new TreeSet<>();
     static int cases;
@@ -82,6 +82,11 @@ class BadInputCatalogueTest {
         hardLinkToText = Files.createLink(ws.resolve("hardlink.txt"), text);
         linkLoop = Files.createSymbolicLink(ws.resolve("loop.bin"), Path.of("loop.bin"));
         linkToNothing = Files.createSymbolicLink(ws.resolve("dangling.bin"), Path.of("deleted.bin"));
+
+        otherModels = Files.createDirectory(ws.resolve("other-models"));
+        Files.copy(model, otherModels.resolve("stories260K.bin"));
+        Files.copy(SharedFiles.model("stories260K-Q8_0.gguf"), otherModels.resolve("stories260K-Q8_0.gguf"));
+        Files.copy(tok, otherModels.resolve("tok512.bin"));
 
         hf = Files.createDirectory(ws.resolve("hf-fewer-layers"));
         try (var files = Files.list(SharedFiles.model("stories260K-hf"))) {
@@ -229,6 +234,13 @@ class BadInputCatalogueTest {
         c.add(new Case("a repack that repacks nothing", 1, "stories260K-f32.gguf", "nothing to repack", "repack", SharedFiles.model("stories260K-f32.gguf").toString(), "--type", "t2p", "--out", out));
         // A memory bound the run cannot fit: refused before any work.
         c.add(new Case("a memory bound the run cannot fit", 1, "stories260K.bin", "JQUANT_JAVA_OPTS=-Xmx", "calibrate", m, "--data", t, "--second-moments", "--memory", "64k", "--out", out));
+        // A folder given as a Hugging Face model that holds other models' files: named (it said only that there was no model.safetensors).
+        String om = otherModels.toString(), holds = "no model.safetensors or model.safetensors.index.json; it holds stories260K-Q8_0.gguf, "
+                + "stories260K.bin: pass one of those files";
+        for (String[] args : List.of(new String[] {"ternarize", om, "--out", out}, new String[] {"inspect", om}, new String[] {"run", om, "-n", "1"},
+                new String[] {"tokenize", om, "-p", "Once"}, new String[] {"repack", om, "--type", "t2p", "--out", out})) {
+            c.add(new Case("a folder of other models' files as a model", 1, "other-models", holds, args));
+        }
         // Text that is not UTF-8.
         String l = latin1.toString(), utf = "not valid UTF-8";
         c.add(new Case("text that is not UTF-8", 1, "latin1.txt", utf, "calibrate", m, "--data", l, "--out", out));
@@ -266,6 +278,7 @@ class BadInputCatalogueTest {
         String usage = "see 'jquant";
         c.add(new Case("usage: value out of range", 2, "--tokens", usage, "calibrate", m, "--data", t, "--tokens", "0", "--out", out));
         c.add(new Case("usage: value out of range", 2, "--ctx", usage, "eval", m, "--data", t, "--ctx", "0"));
+        c.add(new Case("usage: value out of range", 2, "--ctx", usage, "eval", m, "--data", t, "--ctx", "1024"));
         c.add(new Case("usage: value out of range", 2, "--n-predict", usage, "run", m, "-n", "-1"));
         c.add(new Case("usage: value out of range", 2, "--temperature", usage, "run", m, "--temperature", "NaN"));
         c.add(new Case("usage: value out of range", 2, "--budget", usage, "allocate", m, "--budget", "0", "--out", out));
@@ -313,38 +326,50 @@ class BadInputCatalogueTest {
         System.out.printf("bad-input catalogue: %d cases, %d kinds of bad input, %d commands (%s)%n", cases, kinds.size(), commands.size(), String.join(", ", commands));
     }
 
-    @Test
-    void quietRunsPrintNoProgressOnlyTheResult() throws Exception {
+    /** A run of {@code args} and what it printed on the process's stderr, where the progress bars go. */
+    private record Printed(CliTest.Result result, String progress) {}
+
+    private static Printed runCapturingProgress(String... args) {
         PrintStream err = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        CliTest.Result r;
         try {
-            r = run("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--quiet", "--out", ws.resolve("quiet.jqw").toString());
+            return new Printed(run(args), captured.toString(StandardCharsets.UTF_8));
         } finally {
             System.setErr(err);
         }
-        assertThat(r.code()).as(r.err()).isZero();
-        assertThat(captured.toString(StandardCharsets.UTF_8) + r.err()).isEmpty();
-        assertThat(r.out()).startsWith("wrote ");
+    }
+
+    @Test
+    void quietRunsPrintNoProgressOnlyTheResult() throws Exception {
+        Printed p = runCapturingProgress("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--quiet", "--out",
+                ws.resolve("quiet.jqw").toString());
+        assertThat(p.result().code()).as(p.result().err()).isZero();
+        assertThat(p.progress() + p.result().err()).isEmpty();
+        assertThat(p.result().out()).startsWith("wrote ");
         Files.delete(ws.resolve("quiet.jqw"));
     }
 
     /** An output place that cannot be written is found before any work: no progress bar starts (it was found after calibrating). */
     @Test
     void anUnwritableOutputIsFoundBeforeAnyWork() {
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        CliTest.Result r;
-        try {
-            r = run("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
-        } finally {
-            System.setErr(err);
+        Printed p = runCapturingProgress("calibrate", model.toString(), "--data", text.toString(), "--out", "/sys/jquant-stats.gguf");
+        assertThat(p.result().code()).isEqualTo(1);
+        assertThat(p.result().err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
+        assertThat(p.progress()).isEmpty();
+    }
+
+    /** eval checks its window against the models before its progress bar starts (it printed three "eval 0%" bars, then the error, exit 1). */
+    @Test
+    void aWindowLongerThanTheModelIsAUsageErrorBeforeAnyProgress() {
+        for (String[] args : List.of(new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024"},
+                new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024", "--base", model.toString()},
+                new String[] {"eval", jqw.toString(), "--data", text.toString(), "--ctx", "1024", "--layerwise"})) {
+            Printed p = runCapturingProgress(args);
+            assertThat(p.result().code()).as(p.result().err()).isEqualTo(2);
+            assertThat(p.result().err().strip()).isEqualTo("jquant: --ctx 1024 exceeds the model's maximum of 512 positions (see 'jquant eval --help')");
+            assertThat(p.progress()).as(String.join(" ", args)).isEmpty();
         }
-        assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).isEqualTo("jquant: /sys/jquant-stats.gguf: permission denied");
-        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     /** Every file under the workspace: its bytes' SHA-256, or what it is when not a regular file. */

@@ -41,7 +41,8 @@ class CalibrateAllocateCliTest {
     void inspectShowsTheStatsFile() throws IOException {
         CliTest.Result text = run("inspect", stats.toString());
         assertThat(text.code()).as(text.err()).isZero();
-        assertThat(text.out()).contains("calibration stats", "stories260K.bin", "blk.0.attn_qkv", "blk.0.attn_q.weight");
+        assertThat(text.out()).contains("calibration stats", "stories260K.bin", "blk.0.attn_qkv", "blk.0.attn_q.weight", ", 1,024 tokens,");
+        CliTest.assertAligned(text.out(), "output (S_O)");
         CliTest.Result json = run("inspect", "--json", stats.toString());
         JsonNode root = new ObjectMapper().readTree(json.out());
         assertThat(root.at("/tokens").asInt()).isEqualTo(1024);

@@ -145,6 +145,36 @@ class CliTest {
         assertThat(run("inspect", "--verbose", garbage.toString()).err()).contains("\tat ");
     }
 
+    /** inspect's tables stay in line with names longer than their old fixed widths (blk.0.attn_output), and its numbers have thousands separators. */
+    @Test
+    void inspectTablesAlignAndSeparateThousands() {
+        Result r = run("inspect", SharedFiles.model("tinystories-6M/tinystories-6M-Q8_0.gguf").toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("rope theta 10,000, rms eps 0.00001,", "blk.0.attn_output  ", "768×256");
+        assertAligned(r.out(), "name", "canonical", "shape", "dtype");
+    }
+
+    /**
+     * The table whose header starts with the first of {@code textColumns} (after two spaces) is in line: every row as
+     * long as the header, whose last column is right-aligned, and each cell of the left-aligned columns named
+     * starting where its header does.
+     */
+    static void assertAligned(String out, String... textColumns) {
+        List<String> lines = out.lines().toList();
+        int at = lines.indexOf(lines.stream().filter(l -> l.startsWith("  " + textColumns[0] + " ")).findFirst().orElseThrow(() -> new AssertionError(out)));
+        String header = lines.get(at);
+        List<String> rows = lines.subList(at + 1, lines.size()).stream().takeWhile(l -> !l.isBlank()).toList();
+        assertThat(rows).as(out).isNotEmpty();
+        for (String name : textColumns) {
+            int column = header.indexOf("  " + name) + 2;
+            for (String row : rows) {
+                assertThat(row.charAt(column - 1)).as("before %s in %s", name, row).isEqualTo(' ');
+                assertThat(row.charAt(column)).as("at %s in %s", name, row).isNotEqualTo(' ');
+            }
+        }
+        for (String row : rows) assertThat(row).as("under\n" + header).hasSize(header.length());
+    }
+
     @Test
     void inspectJsonDescribesStories260k() throws Exception {
         Result r = run("inspect", "--json", SharedFiles.model("stories260K.bin").toString());

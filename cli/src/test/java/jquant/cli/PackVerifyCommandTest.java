@@ -61,7 +61,9 @@ class PackVerifyCommandTest {
         for (JsonNode n : q.get("bitHistogram")) channels += n.asInt();
         assertThat(channels).isEqualTo(64);
         CliTest.Result table = CliTest.run("inspect", jqw.toString());
-        assertThat(table.out()).contains("layer.4", "blk.4.ffn_down", "smoothing");
+        assertThat(table.out()).contains("layer.4", "blk.4.ffn_down", "smoothing",
+                "; kept as f16: the embedding (token_embd), the head (output);", "  65,600  ").doesNotContain("float32", "[\"");
+        CliTest.assertAligned(table.out(), "layer");
 
         for (String mode : new String[]{"weight-only", "npu"}) {
             CliTest.Result eval = CliTest.run("eval", jqw.toString(), "--mode", mode, "--data", text.toString(), "--ctx", "64",

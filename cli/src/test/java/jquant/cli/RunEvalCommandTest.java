@@ -10,7 +10,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -102,10 +104,35 @@ class RunEvalCommandTest {
         assertThat(tooShort.code()).isEqualTo(1);
         assertThat(tooShort.err()).contains("needs at least");
         CliTest.Result ctx = run("eval", model, "--data", shortText.toString(), "--ctx", "4096");
-        assertThat(ctx.code()).isEqualTo(1);
-        assertThat(ctx.err()).contains("exceeds");
+        assertThat(ctx.code()).isEqualTo(2);
+        assertThat(ctx.err()).contains("--ctx 4096 exceeds the model's maximum of 512 positions");
         assertThat(run("eval", model, "--data", shortText.toString(), "--out", shortText.toString()).err()).contains("short.txt: is an input of this run");
         assertThat(run("run", model, "-n", "-3").code()).isEqualTo(2);
+    }
+
+    /** A base checkpoint without a tokenizer beside it reads the packed model's (eval demanded --tokenizer). */
+    @Test
+    void evalBaseWithoutTokenizerReadsThePackedModels(@TempDir Path dir) throws Exception {
+        Path alone = Files.copy(SharedFiles.model("stories260K.bin"), dir.resolve("model.bin"));
+        Path plan = dir.resolve("plan.json"), jqw = dir.resolve("model.jqw");
+        Path text = Files.writeString(dir.resolve("text.txt"), Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, 5_000));
+        assertThat(run("allocate", alone.toString(), "--budget", "5", "--out", plan.toString()).code()).isZero();
+        String tokenizer = SharedFiles.model("tok512.bin").toString();
+        assertThat(run("pack", alone.toString(), "--tokenizer", tokenizer, "--plan", plan.toString(), "--out", jqw.toString()).code()).isZero();
+        for (List<String> how : List.of(List.<String>of(), List.of("--layerwise"))) {
+            List<String> args = new ArrayList<>(List.of("eval", jqw.toString(), "--data", text.toString(), "--ctx", "64", "--base", alone.toString()));
+            args.addAll(how);
+            CliTest.Result r = run(args.toArray(String[]::new));
+            assertThat(r.code()).as(r.err()).isZero();
+            args.addAll(List.of("--tokenizer", tokenizer));
+            CliTest.Result withTokenizer = run(args.toArray(String[]::new));
+            assertThat(figures(r.out())).as(how.toString()).isEqualTo(figures(withTokenizer.out())).contains("base perplexity");
+        }
+    }
+
+    /** What eval printed but its time. */
+    private static String figures(String out) {
+        return out.replaceAll("(?m)^  [0-9.]+ s$", "");
     }
 
     @Test

@@ -10,6 +10,9 @@ import jquant.formats.tokenizer.HfTokenizerJson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -109,10 +112,43 @@ class TokenizeCommandTest {
         }
     }
 
+    /** As llama-tokenize -p: the text on the command line or on standard input (--file -), the tokenizer as its folder. */
+    @Test
+    void textAsAnArgumentOrOnStandardInputAndATokenizerFolder() {
+        String folder = SharedFiles.model("llama3-tokenizer").toString(), ids = "[128000, 2028, 374, 264, 1296, 11914, 13]\n";
+        CliTest.Result prompt = CliTest.run("tokenize", folder, "-p", "This is a test sentence.", "--ids");
+        assertThat(prompt.code()).as(prompt.err()).isZero();
+        assertThat(prompt.out()).isEqualTo(ids);
+        assertThat(CliTest.run("tokenize", llama3Json().toString(), "--prompt", "This is a test sentence.", "--ids").out()).isEqualTo(ids);
+        assertThat(withStandardInput("This is a test sentence.".getBytes(StandardCharsets.UTF_8), "tokenize", folder, "--file", "-", "--ids").out())
+                .isEqualTo(ids);
+        // as a prompt may be, standard input may be empty: BOS alone
+        assertThat(withStandardInput(new byte[0], "tokenize", folder, "--file", "-", "--ids").out()).isEqualTo("[128000]\n");
+        CliTest.Result latin1 = withStandardInput(new byte[] {'c', 'a', 'f', (byte) 0xE9}, "tokenize", folder, "--file", "-");
+        assertThat(latin1.code()).isEqualTo(1);
+        assertThat(latin1.err()).isEqualTo("jquant: -: not valid UTF-8 text near byte 3\n");
+        // the stories260K Hugging Face folder holds a model: its tokenizer.model is read through it
+        assertThat(CliTest.run("tokenize", SharedFiles.model("stories260K-hf").toString(), "-p", "Once upon a time", "--ids").out())
+                .isEqualTo("[1, 403, 407, 261, 378]\n");
+    }
+
+    private static CliTest.Result withStandardInput(byte[] input, String... args) {
+        InputStream in = System.in;
+        System.setIn(new ByteArrayInputStream(input));
+        try {
+            return CliTest.run(args);
+        } finally {
+            System.setIn(in);
+        }
+    }
+
     @Test
     void usageAndInputErrors(@TempDir Path dir) throws Exception {
         Path json = llama3Json();
         assertThat(CliTest.run("tokenize", json.toString()).code()).isEqualTo(2);
+        CliTest.Result both = CliTest.run("tokenize", json.toString(), "-p", "hi", "--file", "x");
+        assertThat(both.code()).isEqualTo(2);
+        assertThat(both.err()).contains("--file", "--prompt");
         assertThat(CliTest.run("tokenize", json.toString(), "--file", "x", "--ids", "--count").code()).isEqualTo(2);
         CliTest.Result missing = CliTest.run("tokenize", json.toString(), "--file", dir.resolve("none.txt").toString());
         assertThat(missing.code()).isEqualTo(1);

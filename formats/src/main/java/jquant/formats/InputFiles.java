@@ -82,10 +82,15 @@ public final class InputFiles {
         return java.util.HexFormat.of().formatHex(sha.digest());
     }
 
-    /** The whole file as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */
+    /** The whole file as strict UTF-8 ({@link #decodeText}); an empty file is an error. */
     public static String readText(Path file) throws CheckpointException {
         byte[] bytes = readAllBytes(file);
         if (bytes.length == 0) throw new CheckpointException(file, "the text file is empty");
+        return decodeText(file, bytes);
+    }
+
+    /** {@code bytes} read from {@code file} as strict UTF-8: a malformed byte is an error naming its offset, never a replacement character. */
+    public static String decodeText(Path file, byte[] bytes) throws CheckpointException {
         var decoder = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
         ByteBuffer in = ByteBuffer.wrap(bytes);
         try {

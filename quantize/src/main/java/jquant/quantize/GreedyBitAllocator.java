@@ -18,7 +18,7 @@ import java.util.Set;
  *  while remaining ≥ shortest channel and heap not empty:
  *      i ← pop max key                            (ties: lower tensor index, then lower row)
  *      if k_i · len_i > remaining: re-push i with its best step among those that fit (drop i if none)
- *      else B_i ← B_i + k_i;  remaining ← remaining − k_i · len_i;  if B_i < 8: re-push i
+ *      else B_i ← B_i + k_i;  remaining ← remaining − k_i · len_i;  if B_i &lt; 8: re-push i
  * </pre>
  *
  * <b>Convex curves: exactly Algorithm 1.</b> When a channel's gains E(B) − E(B+1) are

@@ -38,7 +38,7 @@ public final class Evaluation {
      * @param data      a UTF-8 text file
      * @param ctx       window length in tokens
      * @param base      reference model for KL divergence and top-1 agreement (same vocabulary), or null
-     * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null
+     * @param tokenizer a llama2.c tokenizer.bin for .bin checkpoints, or null (a base without one reads the model's)
      * @param mode      how a packed model's weights run
      * @param kernels   how a checkpoint's linear layers multiply
      * @param layerwise whether to go through each model one decoder layer at a time over all windows, holding one
@@ -80,14 +80,17 @@ public final class Evaluation {
         try (LoadedModel m = LoadedModel.open(model, request.tokenizer(), request.mode(), request.kernels())) {
             int[] tokens = m.tokenizer().encode(text);
             int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
+            ppl.checkTokens(tokens, m.model(), "model");
             TokenRecorder recorder = new TokenRecorder(base != null);
             if (base == null) {
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
                 return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
             }
-            try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), request.mode(), request.kernels())) {
+            try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), m.vocabulary(), request.mode(), request.kernels(), Compute.vector(),
+                    LayerLoader.Policy.PIPELINED)) {
                 checkSameVocabulary(b.vocabulary().pieces(), m, base);
+                ppl.checkTokens(tokens, b.model(), "base model");
                 listener.started(tokens.length / Math.max(request.ctx(), 1));
                 Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
                 return result(request, dataSha256, weights(b.model().config()), threads(m), c.model(), c.base(), c, start, recorder);
@@ -111,6 +114,7 @@ public final class Evaluation {
                 LayerLoader.Policy.LAYERWISE)) {
             int[] tokens = m.tokenizer().encode(text);
             int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
+            ppl.checkTokens(tokens, m.model(), "model");
             TokenRecorder recorder = new TokenRecorder(request.base() != null);
             int stages = m.model().config().layers() + 2;
             Perplexity.Layerwise byModel = new Perplexity.Layerwise(m::release, scratch, Memory.heap() / 4);
@@ -122,9 +126,10 @@ public final class Evaluation {
             Perplexity.Reference reference;
             long weights;
             int baseStages;
-            try (LoadedModel b = LoadedModel.open(request.base(), request.tokenizer(), request.mode(), request.kernels(), Compute.vector(),
-                    LayerLoader.Policy.LAYERWISE)) {
+            try (LoadedModel b = LoadedModel.open(request.base(), request.tokenizer(), m.vocabulary(), request.mode(), request.kernels(),
+                    Compute.vector(), LayerLoader.Policy.LAYERWISE)) {
                 checkSameVocabulary(b.vocabulary().pieces(), m, request.base());
+                ppl.checkTokens(tokens, b.model(), "base model");
                 baseStages = b.model().config().layers() + 2;
                 listener.started(baseStages + stages);
                 reference = ppl.reference(b.model(), tokens, bos, new Perplexity.Layerwise(b::release, scratch, Memory.heap() / 4),

@@ -83,13 +83,20 @@ public final class KernelWarmup {
      * only the float16 row kernel of decode.
      */
     public static void start(MemorySegment weights) {
-        once(KernelWarmup.class, weights, () -> warmShared(weights));
+        MemorySegment readable = readableByWarmup(weights);
+        once(KernelWarmup.class, readable, () -> warmShared(readable));
     }
 
     /** Starts warming the in-place row kernels of dense {@code type} weights (F32 or BF16; F16's are shared) on {@code weights}' first bytes. */
     static void startDense(DType type, MemorySegment weights) {
-        if (type != DType.F16) once(type, weights, () -> warmDense(type, weights));
-        else start(weights);
+        MemorySegment readable = readableByWarmup(weights);
+        if (type != DType.F16) once(type, readable, () -> warmDense(type, readable));
+        else start(readable);
+    }
+
+    /** {@code weights}, or null (an off-heap buffer of the warm-up's own) when it is confined to its thread: the warm-up thread may not read it. */
+    private static MemorySegment readableByWarmup(MemorySegment weights) {
+        return weights != null && weights.isAccessibleBy(Thread.ofPlatform().unstarted(() -> {})) ? weights : null;
     }
 
     /** Starts warming the int8 row kernel (weightlet codes). */

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.IntConsumer;
 
 /**
@@ -58,11 +59,23 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, Compute compute,
                                    LayerLoader.Policy loading) throws CheckpointException {
+        return open(path, tokenizer, null, mode, kernels, compute, loading);
+    }
+
+    /**
+     * As {@link #open(Path, Path, PackedModelLoader.Mode, KernelChoice, Compute, LayerLoader.Policy)}, a
+     * checkpoint without a tokenizer of its own (none given, none beside it) taking {@code otherwise}: the
+     * base of an evaluation reads the tokenizer of the packed model it is compared with, which must be the same.
+     *
+     * @param otherwise the vocabulary of a checkpoint that has none, or null (then such a checkpoint is an error)
+     */
+    public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
+                                   Compute compute, LayerLoader.Policy loading) throws CheckpointException {
         if (isPacked(path)) return openPacked(path, mode, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
-            Vocabulary v = c.vocabulary().orElseThrow(() -> new CheckpointException(path,
+            Vocabulary v = c.vocabulary().or(() -> Optional.ofNullable(otherwise)).orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
             LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute)).withGate(loader);

@@ -304,8 +304,14 @@ public final class Perplexity {
         float[] of(int w, int[] window);
     }
 
-    /** The text must not be empty, the model must hold a window, and the text must fill two windows, in that order. */
-    private void checkTokens(int[] tokens, LlamaModel model, String which) {
+    /**
+     * Whether {@code model} can be evaluated on {@code tokens}: the text must not be empty, the model must hold
+     * a window ({@link ContextTooLong} otherwise), and the text must fill two windows, in that order. Every
+     * evaluation checks this itself; a caller checks it first to refuse before any work is reported.
+     *
+     * @param which how the error names the model ("model", "base model")
+     */
+    public void checkTokens(int[] tokens, LlamaModel model, String which) {
         if (tokens.length == 0) throw new IllegalArgumentException("the text to evaluate is empty");
         checkContext(model, which);
         if (tokens.length < 2 * context) {
@@ -367,9 +373,30 @@ public final class Perplexity {
     }
 
     private void checkContext(LlamaModel m, String which) {
-        if (context > m.config().maxSeqLen()) {
-            throw new IllegalArgumentException("context " + context + " exceeds the " + which + "'s maximum of "
-                    + m.config().maxSeqLen() + " positions");
+        if (context > m.config().maxSeqLen()) throw new ContextTooLong(context, which, m.config().maxSeqLen());
+    }
+
+    /** A window longer than a model's positions: a choice of the caller's (a command's {@code --ctx}), not a fault of the model. */
+    public static final class ContextTooLong extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        private final String which;
+        private final int maximum;
+
+        ContextTooLong(int context, String which, int maximum) {
+            super("context " + context + " exceeds the " + which + "'s maximum of " + maximum + " positions");
+            this.which = which;
+            this.maximum = maximum;
+        }
+
+        /** The model whose positions the window exceeds ("model", "base model"). */
+        public String which() {
+            return which;
+        }
+
+        /** That model's positions. */
+        public int maximum() {
+            return maximum;
         }
     }
 

@@ -16,7 +16,7 @@
  *
  * Quantized weights plug in through {@link jquant.runtime.LinearWeightsFactory}: each linear layer is
  * a {@link jquant.runtime.LinearWeights}, {@link jquant.runtime.DenseF32Weights} for float weights.
- * Kernels live in {@link jquant.runtime.kernels}; the benchmark is
- * {@link jquant.runtime.bench.RuntimeBench}.
+ * Kernels live in {@link jquant.runtime.kernels}; the benchmark is the bench module's
+ * {@code jquant.bench.RuntimeBench}.
  */
 package jquant.runtime;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,6 +77,29 @@ public final class SafetensorsCheckpoint implements Checkpoint {
     }
 
     /**
+     * What a folder without a Hugging Face model holds that jquant opens instead (a user may have meant one of
+     * them): {@code "; it holds a.bin, b.gguf: pass one of those files"}, or nothing.
+     */
+    private static String modelFilesIn(Path path) {
+        if (!Files.isDirectory(path)) return "";
+        List<String> found = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "*.{bin,gguf,jqw,safetensors}")) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                if (Files.isRegularFile(f) && !name.equals("tokenizer.bin") && !name.matches("tok[0-9]+\\.bin")) found.add(name);
+            }
+        } catch (IOException e) {
+            return "";  // the folder's own reason is not this error's: it is named when a file in it is read
+        }
+        if (found.isEmpty()) return "";
+        Collections.sort(found);
+        int shown = 4;
+        String names = String.join(", ", found.subList(0, Math.min(shown, found.size())))
+                + (found.size() > shown ? " and " + (found.size() - shown) + " more" : "");
+        return "; it holds " + names + ": pass " + (found.size() == 1 ? "that file" : "one of those files");
+    }
+
+    /**
      * Opens a checkpoint from its folder, its {@code .safetensors} file, or its index file. The
      * {@code config.json} (and tokenizer files) are taken from the same folder.
      */
@@ -97,7 +121,7 @@ public final class SafetensorsCheckpoint implements Checkpoint {
                 }
             } else {
                 Path single = Files.isDirectory(path) ? folder.resolve(SINGLE_FILE) : path;
-                if (!Files.isRegularFile(single)) throw new CheckpointException(path, "no " + SINGLE_FILE + " or " + INDEX_FILE);
+                if (!Files.isRegularFile(single)) throw new CheckpointException(path, "no " + SINGLE_FILE + " or " + INDEX_FILE + modelFilesIn(path));
                 files.add(SafetensorsFile.open(single));
             }
             return new SafetensorsCheckpoint(path, folder, files, weightMap);

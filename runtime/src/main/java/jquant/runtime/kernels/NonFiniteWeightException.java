@@ -10,6 +10,8 @@ import java.nio.ByteOrder;
  * knows the tensor, names it.
  */
 public final class NonFiniteWeightException extends ArithmeticException {
+    private static final long serialVersionUID = 1L;
+
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
