@@ -45,7 +45,8 @@ public final class PipelineMemoryBench {
                     List.of("allocate", model.toString(), "--budget", b, "--stats", stats, "--out", plan),
                     List.of("pack", model.toString(), "--plan", plan, "--stats", stats, "--rounding", "gptq", "--out", packed),
                     List.of("verify", packed, "--source", model.toString(), "--stats", stats),
-                    List.of("eval", packed, "--data", data.toString(), "--ctx", "256"));
+                    // eval one layer at a time: window by window it maps and pages in the whole file, by design
+                    List.of("eval", packed, "--data", data.toString(), "--ctx", "256", "--layerwise"));
             for (List<String> step : steps) {
                 Result r = child(command, model, step);
                 results.add(r);

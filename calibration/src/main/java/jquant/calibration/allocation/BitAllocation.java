@@ -123,27 +123,30 @@ public final class BitAllocation {
     }
 
     private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, Progress progress) {
+        // Tensor scope allocates each table as it is made, so only the plans (a byte a channel) outlive their tensor;
+        // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
+        List<TensorPlan> plans = new ArrayList<>();
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
             float[] importance = options.weighted() ? importance(smoothed, l) : null;
             ErrorTable table = RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance);
-            tables.add(options.outputWeighted() ? table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
-                    smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare())) : table);
-            progress.update(tables.size(), linears.size());
+            if (options.outputWeighted()) {
+                table = table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
+                        smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare()));
+            }
+            if (options.scope() == Scope.TENSOR) plans.add(GreedyBitAllocator.allocate(table, options.budget()));
+            else tables.add(table);
+            progress.update(plans.size() + tables.size(), linears.size());
             t.unload();
         }
-        return switch (options.scope()) {
-            case TENSOR -> tables.stream().map(table -> GreedyBitAllocator.allocate(table, options.budget())).toList();
-            case MODEL -> {
-                // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
-                // bits the shared budget gave or took there would change the size of the packed blocks.
-                List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
-                blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
-                yield blocks;
-            }
-        };
+        if (options.scope() == Scope.TENSOR) return plans;
+        // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
+        // bits the shared budget gave or took there would change the size of the packed blocks.
+        List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
+        blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
+        return blocks;
     }
 
     /** Every channel of every tensor at the budget's width. */
