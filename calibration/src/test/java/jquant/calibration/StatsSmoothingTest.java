@@ -8,7 +8,6 @@ import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
 import jquant.quantize.BitPlan;
-import jquant.quantize.Metric;
 import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;
 import jquant.runtime.Compute;
@@ -62,8 +61,7 @@ class StatsSmoothingTest {
             double[] kl = new double[2];
             SmoothingChoice[] variants = {SmoothingChoice.searched(), SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0)};
             for (int i = 0; i < 2; i++) {
-                BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(8, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
-                        BitAllocation.Widths.GREEDY, variants[i]), (d, n) -> {});
+                BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(8).smoothing(variants[i]), (d, n) -> {});
                 kl[i] = meanKl(c, stats, plan, PackedModelLoader.Mode.NPU, tokens, dir.resolve(i + ".jqw"));
             }
             System.out.printf("stories260K W8A8 mean KLD vs fp32: smoothed %.5f, unsmoothed (α = 0) %.5f%n", kl[0], kl[1]);
@@ -82,7 +80,7 @@ class StatsSmoothingTest {
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
             CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
-            BitAllocation.Options options = new BitAllocation.Options(3, BitAllocation.Scope.TENSOR, Metric.APPROX, false);
+            BitAllocation.Options options = BitAllocation.Options.budget(3);
             double smoothed = meanKl(c, stats, BitAllocation.allocate(c, stats, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("s.jqw"));
             double raw = meanKl(c, null, BitAllocation.allocate(c, null, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("r.jqw"));
             System.out.printf("stories260K 3-bit weight-only mean KLD vs fp32: α searched at 3 bits %.4f, raw weights %.4f%n", smoothed, raw);
@@ -100,7 +98,7 @@ class StatsSmoothingTest {
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
             CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
-            BitPlan plan = BitAllocation.allocate(c, stats, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(4), (d, n) -> {});
             for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {
                 double gptq = meanKl(c, stats, plan, Rounding.GPTQ, mode, tokens, dir.resolve("gptq.jqw"));
                 double nearest = meanKl(c, stats, plan, Rounding.RTN, mode, tokens, dir.resolve("rtn.jqw"));

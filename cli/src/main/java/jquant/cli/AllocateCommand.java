@@ -104,7 +104,7 @@ final class AllocateCommand implements Callable<Integer> {
         return 0;
     }
 
-    private BitAllocation.Options options() {
+    BitAllocation.Options options() {
         CommandLine cmd = spec.commandLine();
         if ((weighted || outputWeighted) && stats == null) {
             throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
@@ -124,7 +124,8 @@ final class AllocateCommand implements Callable<Integer> {
             if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
             choice = SmoothingChoice.fixed(smoothing, a);
         }
-        return new BitAllocation.Options(budget, scope, metric, weighted, outputWeighted, uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY, choice);
+        return BitAllocation.Options.budget(budget).scope(scope).metric(metric).weighted(weighted).outputWeighted(outputWeighted)
+                .widths(uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY).smoothing(choice);
     }
 
     /** Channels at 1..8 bits and the average, summed per tensor kind (attn_q, ffn_down, output, …). */

@@ -9,7 +9,6 @@ import jquant.formats.Checkpoints;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
 import jquant.quantize.BitPlan;
-import jquant.quantize.Metric;
 import jquant.reports.EvalResult;
 import jquant.reports.Evaluation;
 import jquant.runtime.KernelChoice;
@@ -49,7 +48,7 @@ public final class QuantizePipeline {
             CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), statsFile, (stage, done, total) -> {});
 
             // Allocate: 1..8 bits per output channel of the weights smoothed with the α searched for 5 bits, 5 on average in every tensor.
-            BitAllocation.Options budget = new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, false);
+            BitAllocation.Options budget = BitAllocation.Options.budget(5);
             BitPlan plan = BitAllocation.allocate(checkpoint, stats, budget, (done, total) -> {});
 
             // Pack: smoothed weights as weightlets with static int8 activation scales; embedding and classifier stay float.

@@ -17,7 +17,6 @@ import jquant.formats.synthetic.SyntheticVocabulary;
 import jquant.pack.model.ModelPacker;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
-import jquant.quantize.Metric;
 
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.MemorySegment;
@@ -65,7 +64,7 @@ public final class SeedCorpus {
             Llama2cWriter.writeTokenizer(tokenizer, vocabulary);
             seed(resources, Llama2cTokenizerFuzzer.class, "llama2cTokenizer", "tokenizer.bin", Files.readAllBytes(tokenizer));
 
-            BitPlan plan = BitAllocation.allocate(model, null, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false), (d, t) -> {});
+            BitPlan plan = BitAllocation.allocate(model, null, BitAllocation.Options.budget(4), (d, t) -> {});
             seed(resources, BitPlanFuzzer.class, "plan", "tiny-plan.json", BitPlanJson.toBytes(plan));
             Path jqw = work.resolve("tiny.jqw");
             ModelPacker.pack(model, new ModelPacker.Options(plan, Set.of(TensorKind.EMBEDDING, TensorKind.HEAD), null), jqw, (d, t, n) -> {});

@@ -2,7 +2,6 @@ package jquant.pipeline;
 
 import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.allocation.SmoothingChoice;
-import jquant.quantize.Metric;
 import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;
 
@@ -50,7 +49,7 @@ public enum QuantizationMethod {
 
     /** How this method allocates a plan at {@code budget} (the paper's APPROX metric). */
     public BitAllocation.Options allocation(double budget) {
-        return new BitAllocation.Options(budget, scope, Metric.APPROX, false, outputWeighted, widths, smoothing);
+        return BitAllocation.Options.budget(budget).scope(scope).outputWeighted(outputWeighted).widths(widths).smoothing(smoothing);
     }
 
     public Rounding rounding() { return rounding; }

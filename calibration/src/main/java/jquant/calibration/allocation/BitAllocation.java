@@ -51,6 +51,8 @@ public final class BitAllocation {
     public enum Widths { GREEDY, UNIFORM }
 
     /**
+     * How to allocate; made with {@link #budget(double)} and the methods named after the other components.
+     *
      * @param budget         average bits per weight, [1, 8]
      * @param weighted       weigh channel errors per input column by calibration E[x²] (needs stats)
      * @param outputWeighted weigh each channel's error by its share of the layer's output energy (needs stats)
@@ -66,10 +68,26 @@ public final class BitAllocation {
             }
         }
 
-        /** Greedy widths on EdgeFlow's smoothing with the α searched for the budget. */
-        public Options(double budget, Scope scope, Metric metric, boolean weighted) {
-            this(budget, scope, metric, weighted, false, Widths.GREEDY, SmoothingChoice.searched());
+        /**
+         * {@code budget} bits with {@code jquant allocate}'s defaults: tensor scope, the paper's approximate
+         * metric, no weighting, greedy widths, EdgeFlow's smoothing with the α searched for the budget;
+         * change one with the methods named after it, as in {@code Options.budget(4).scope(Scope.MODEL).weighted(true)}.
+         */
+        public static Options budget(double budget) {
+            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched());
         }
+
+        public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+
+        public Options metric(Metric metric) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+
+        public Options weighted(boolean weighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+
+        public Options outputWeighted(boolean outputWeighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+
+        public Options widths(Widths widths) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+
+        public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
     }
 
     /** Told after each tensor's error table. */

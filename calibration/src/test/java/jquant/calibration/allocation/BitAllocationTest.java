@@ -21,10 +21,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Slow
 class BitAllocationTest {
 
+    /** Each named method sets its own component and keeps the others. */
+    @Test
+    void namedConstructionSetsEachComponent() {
+        SmoothingChoice fixed = SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f);
+        assertThat(BitAllocation.Options.budget(3).scope(BitAllocation.Scope.MODEL).metric(Metric.EXACT).weighted(true).outputWeighted(true)
+                .widths(BitAllocation.Widths.UNIFORM).smoothing(fixed))
+                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.EXACT, true, true, BitAllocation.Widths.UNIFORM, fixed));
+        assertThat(BitAllocation.Options.budget(3).weighted(true).scope(BitAllocation.Scope.MODEL))
+                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.APPROX, true, false, BitAllocation.Widths.GREEDY,
+                        SmoothingChoice.searched()));
+    }
+
     @Test
     void perTensorPlanOnSmoothedWeightsIsIndependentOfThreads() throws Exception {
         CalibrationStats stats = StoriesFixture.storiesStats();
-        BitAllocation.Options options = new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.EXACT, true);
+        BitAllocation.Options options = BitAllocation.Options.budget(5).metric(Metric.EXACT).weighted(true);
         try (Checkpoint c = StoriesFixture.stories260K()) {
             BitPlan plan = BitAllocation.allocate(c, stats, options, (d, n) -> {});
             assertThat(plan.tensors()).hasSize(7 * c.config().layers() + 1);
@@ -41,7 +53,7 @@ class BitAllocationTest {
                 single.shutdown();
             }
             // Activation-aware: the plan on W' with E[x²] differs from the plan on the raw weights.
-            BitPlan raw = BitAllocation.allocate(c, null, new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.EXACT, false), (d, n) -> {});
+            BitPlan raw = BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).metric(Metric.EXACT), (d, n) -> {});
             assertThat(raw.tensors().getFirst().alpha()).isNull();
             assertThat(raw.tensors().stream().anyMatch(t -> !java.util.Arrays.equals(t.bits(), plan.tensor(t.name()).bits()))).isTrue();
         }
@@ -50,24 +62,22 @@ class BitAllocationTest {
     @Test
     void modelScopeSpendsOneBudgetAndBadRequestsAreRefused() throws IOException {
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(), new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL,
-                    Metric.APPROX, false, true, BitAllocation.Widths.GREEDY, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(), BitAllocation.Options.budget(3.5).scope(BitAllocation.Scope.MODEL)
+                    .outputWeighted(true).smoothing(SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
             assertThat(plan.averageBits()).isLessThanOrEqualTo(3.5).isGreaterThan(3.5 - 512.0 / plan.weights());
             assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.alpha()).isEqualTo(0.5));
             // α is searched per budget: a budget calibration did not search for is refused, naming the ones it did.
             assertThatThrownBy(() -> BitAllocation.allocate(c, StoriesFixture.storiesStats(),
-                    new BitAllocation.Options(3.5, BitAllocation.Scope.MODEL, Metric.APPROX, false), (d, n) -> {}))
+                    BitAllocation.Options.budget(3.5).scope(BitAllocation.Scope.MODEL), (d, n) -> {}))
                     .hasMessageContaining("searched α for budgets 3, 5, not for 3.5");
             // Uniform widths: every channel at the budget, whole bits only.
-            BitPlan uniform = BitAllocation.allocate(c, null, new BitAllocation.Options(4, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
-                    BitAllocation.Widths.UNIFORM, SmoothingChoice.searched()), (d, n) -> {});
+            BitPlan uniform = BitAllocation.allocate(c, null, BitAllocation.Options.budget(4).widths(BitAllocation.Widths.UNIFORM), (d, n) -> {});
             assertThat(uniform.tensors()).allSatisfy(t -> assertThat(t.histogram()[3]).isEqualTo(t.rows()));
-            assertThatThrownBy(() -> new BitAllocation.Options(4.5, BitAllocation.Scope.TENSOR, Metric.APPROX, false, false,
-                    BitAllocation.Widths.UNIFORM, SmoothingChoice.searched())).hasMessageContaining("whole number of bits");
-            assertThatThrownBy(() -> BitAllocation.allocate(c, null, new BitAllocation.Options(5, BitAllocation.Scope.TENSOR, Metric.APPROX, true), (d, n) -> {}))
+            assertThatThrownBy(() -> BitAllocation.Options.budget(4.5).widths(BitAllocation.Widths.UNIFORM)).hasMessageContaining("whole number of bits");
+            assertThatThrownBy(() -> BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).weighted(true), (d, n) -> {}))
                     .hasMessageContaining("needs calibration stats");
         }
-        assertThatThrownBy(() -> new BitAllocation.Options(0, BitAllocation.Scope.TENSOR, Metric.APPROX, false)).hasMessageContaining("outside [1, 8]");
-        assertThatThrownBy(() -> new BitAllocation.Options(8.5, BitAllocation.Scope.TENSOR, Metric.APPROX, false)).hasMessageContaining("outside [1, 8]");
+        assertThatThrownBy(() -> BitAllocation.Options.budget(0)).hasMessageContaining("outside [1, 8]");
+        assertThatThrownBy(() -> BitAllocation.Options.budget(8.5)).hasMessageContaining("outside [1, 8]");
     }
 }
