@@ -27,7 +27,7 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, paramLabel = "<text>", description = "UTF-8 text file.")
     Path data;
 
-    @Option(names = "--ctx", defaultValue = "256", description = "Window length in tokens (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ctx", defaultValue = "" + Evaluation.Request.DEFAULT_CTX, description = "Window length in tokens (default: ${DEFAULT-VALUE}).")
     int ctx;
 
     @Option(names = "--base", paramLabel = "<model>", description = "Reference model for KL divergence and top-1 agreement (same vocabulary; "
@@ -63,7 +63,7 @@ final class EvalCommand implements Callable<Integer> {
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {
-            result = Evaluation.run(new Evaluation.Request(model.path, data, ctx, base, options.tokenizer.path, options.mode.mode, options.kernels, series, layerwise),
+            result = Evaluation.run(request(),
                     new Evaluation.Listener() {
                         @Override public void started(long steps) { bar[0] = new Progress("eval", steps, layerwise ? "layers" : "windows"); }
                         @Override public void scored(long windows) { bar[0].stepTo(windows); }
@@ -76,6 +76,11 @@ final class EvalCommand implements Callable<Integer> {
         print(result, spec.commandLine().getOut());
         if (json != null) result.write(json);
         return 0;
+    }
+
+    Evaluation.Request request() {
+        return Evaluation.Request.of(model.path, data).ctx(ctx).base(base).tokenizer(options.tokenizer.path).mode(options.mode.mode)
+                .kernels(options.kernels).series(series).layerwise(layerwise);
     }
 
     private static void print(EvalResult e, PrintWriter out) {

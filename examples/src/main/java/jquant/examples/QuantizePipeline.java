@@ -11,7 +11,6 @@ import jquant.pack.model.PackedModelVerifier;
 import jquant.quantize.BitPlan;
 import jquant.reports.EvalResult;
 import jquant.reports.Evaluation;
-import jquant.runtime.KernelChoice;
 import jquant.runtime.PackedModelLoader;
 
 import java.nio.file.Files;
@@ -64,8 +63,8 @@ public final class QuantizePipeline {
 
         // Eval: perplexity on held-out text, KL divergence from the fp32 model and top-1 agreement, in both run modes.
         for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {
-            EvalResult r = Evaluation.run(new Evaluation.Request(packed, in.resolve("tinystories-eval.txt"), 256, model, tokenizer, mode,
-                    KernelChoice.AUTO), new Evaluation.Listener() {});
+            EvalResult r = Evaluation.run(Evaluation.Request.of(packed, in.resolve("tinystories-eval.txt")).base(model).tokenizer(tokenizer).mode(mode),
+                    new Evaluation.Listener() {});
             System.out.printf("%-11s perplexity %.4f (fp32 %.4f), mean KL %.6f, top-1 agreement %.4f%n",
                     r.mode(), r.perplexity(), r.basePerplexity(), r.meanKl(), r.top1());
         }

@@ -146,8 +146,8 @@ public final class Sweep {
                                 base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
                             }
                             listener.working(cell, "eval");
-                            Evaluation.run(new Evaluation.Request(packed, o.data(), o.ctx(), o.model(), o.tokenizer(), mode, KernelChoice.AUTO,
-                                    method.label()), base, new Evaluation.Listener() {}).write(json);
+                            Evaluation.run(Evaluation.Request.of(packed, o.data()).ctx(o.ctx()).base(o.model()).tokenizer(o.tokenizer()).mode(mode)
+                                    .series(method.label()), base, new Evaluation.Listener() {}).write(json);
                         }
                         EvalResult result = EvalResult.read(json);
                         results.add(result);

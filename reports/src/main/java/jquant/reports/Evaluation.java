@@ -32,7 +32,7 @@ public final class Evaluation {
     private Evaluation() {}
 
     /**
-     * What to evaluate and how.
+     * What to evaluate and how; made with {@link #of(Path, Path)} and the methods named after the other components.
      *
      * @param model     any checkpoint jquant reads, or a .jqw
      * @param data      a UTF-8 text file
@@ -47,15 +47,31 @@ public final class Evaluation {
      */
     public record Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series,
                           boolean layerwise) {
-        /** Window by window. */
-        public Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels, String series) {
-            this(model, data, ctx, base, tokenizer, mode, kernels, series, false);
+        /** {@code jquant eval}'s window length. */
+        public static final int DEFAULT_CTX = 256;
+
+        /**
+         * {@code model} on {@code data} with {@code jquant eval}'s defaults: {@value #DEFAULT_CTX}-token windows, no base,
+         * the model's own tokenizer, weight-only, the automatic kernels, no series name, window by window; change one with
+         * the methods named after it, as in {@code Request.of(model, data).ctx(512).base(base)}.
+         */
+        public static Request of(Path model, Path data) {
+            return new Request(model, data, DEFAULT_CTX, null, null, PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO, "", false);
         }
 
-        /** Without a series name, window by window. */
-        public Request(Path model, Path data, int ctx, Path base, Path tokenizer, PackedModelLoader.Mode mode, KernelChoice kernels) {
-            this(model, data, ctx, base, tokenizer, mode, kernels, "");
-        }
+        public Request ctx(int ctx) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request base(Path base) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request tokenizer(Path tokenizer) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request mode(PackedModelLoader.Mode mode) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request kernels(KernelChoice kernels) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request series(String series) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
+
+        public Request layerwise(boolean layerwise) { return new Request(model, data, ctx, base, tokenizer, mode, kernels, series, layerwise); }
     }
 
     /**
