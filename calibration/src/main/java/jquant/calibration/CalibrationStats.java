@@ -3,6 +3,7 @@ package jquant.calibration;
 import jquant.formats.TensorKind;
 import jquant.quantize.BitPlan;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -22,9 +23,11 @@ import java.util.SequencedMap;
  * @param budgets      the bit budgets α was searched for, ascending; every group has one α per budget
  * @param groups       every group of the model, in forward order
  * @param outputMax    S_O per linear layer, keyed by {@link #tensorName}
+ * @param source       the stats file they were read from: E[x·xᵀ] stays there until asked for, and a packed file
+ *                     names its stats by that file's SHA-256 ({@link StatsSmoothing})
  */
 public record CalibrationStats(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets,
-                               List<GroupStats> groups, SequencedMap<String, float[]> outputMax) {
+                               List<GroupStats> groups, SequencedMap<String, float[]> outputMax, Path source) {
 
     /** β of the paper: output factors are S_O^β; fixed at 1 (all output variance moves into the weights). */
     public static final float BETA = 1f;

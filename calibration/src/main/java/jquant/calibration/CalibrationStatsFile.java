@@ -409,7 +409,7 @@ public final class CalibrationStatsFile {
         }
         if (groups.isEmpty()) throw new IllegalArgumentException("no group statistics in the file");
         return new CalibrationStats(meta(meta, "fingerprint").asString(), meta(meta, "model").asString(),
-                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax);
+                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax, gguf.path());
     }
 
     /** Version 4's checksum of a file as read: its table in file order, the bytes of every tensor but the moments. */

@@ -31,9 +31,15 @@ public final class StatsSmoothing implements SmoothedSource {
 
     /** Reads the stats and smooths {@code checkpoint} as {@code plan} was allocated (stats of another model are refused). */
     public static StatsSmoothing of(Checkpoint checkpoint, Path statsFile, BitPlan plan) throws IOException {
-        String sha = InputFiles.sha256(statsFile);
-        CalibrationStats stats = CalibrationStatsFile.read(statsFile);
-        return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), sha);
+        return of(checkpoint, CalibrationStatsFile.read(statsFile), plan);
+    }
+
+    /**
+     * Smooths {@code checkpoint} with {@code stats} (as {@link Calibrator#calibrate} returns them) as {@code plan} was
+     * allocated (stats of another model are refused); the SHA-256 is of the file the stats were read from.
+     */
+    public static StatsSmoothing of(Checkpoint checkpoint, CalibrationStats stats, BitPlan plan) throws IOException {
+        return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), InputFiles.sha256(stats.source()));
     }
 
     public SmoothedModel model() { return model; }

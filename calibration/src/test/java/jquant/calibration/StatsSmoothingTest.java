@@ -4,6 +4,8 @@ import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
+import jquant.formats.TensorKind;
 import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
 import jquant.pack.model.PackedModelVerifier;
@@ -36,7 +38,7 @@ class StatsSmoothingTest {
 
     private static double meanKl(Checkpoint c, CalibrationStats stats, BitPlan plan, Rounding rounding, PackedModelLoader.Mode mode, int[] tokens,
                                  Path file) throws Exception {
-        StatsSmoothing smoothing = plan.smoothing() == null ? null : new StatsSmoothing(Smoothing.forPlan(c, stats, plan), "0".repeat(64));
+        StatsSmoothing smoothing = plan.smoothing() == null ? null : StatsSmoothing.of(c, stats, plan);
         // Embedding and classifier kept f32, as the figures in docs/calibration.md were measured.
         ModelPacker.Options options = new ModelPacker.Options(plan, ModelPacker.KEEPABLE, ModelPacker.KeepType.f32, smoothing, rounding);
         ModelPacker.pack(c, options, file, (d, n, name) -> {});
@@ -104,6 +106,25 @@ class StatsSmoothingTest {
                 double nearest = meanKl(c, stats, plan, Rounding.RTN, mode, tokens, dir.resolve("rtn.jqw"));
                 System.out.printf("stories260K 4-bit %s mean KLD vs fp32: GPTQ %.4f, round to nearest %.4f%n", mode, gptq, nearest);
                 assertThat(gptq).as(mode.toString()).isLessThan(nearest);
+            }
+        }
+    }
+
+    /** Smoothing from the stats calibration returned is the smoothing from their file, named by the file's SHA-256. */
+    @Test
+    void statsInMemorySmoothLikeTheirFile() throws Exception {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(5), (d, n) -> {});
+            StatsSmoothing inMemory = StatsSmoothing.of(c, stats, plan), fromFile = StatsSmoothing.of(c, stats.source(), plan);
+            assertThat(inMemory.statsSha256()).isEqualTo(fromFile.statsSha256()).isEqualTo(InputFiles.sha256(stats.source()));
+            assertThat(inMemory.groupAlphas()).isEqualTo(fromFile.groupAlphas());
+            for (TensorKind kind : List.of(TensorKind.WQ, TensorKind.W_DOWN, TensorKind.HEAD)) {
+                int layer = kind == TensorKind.HEAD ? 0 : 2;
+                assertThat(inMemory.weights(kind, layer)).isEqualTo(fromFile.weights(kind, layer));
+                assertThat(inMemory.outputFactor(kind, layer)).isEqualTo(fromFile.outputFactor(kind, layer));
+                assertThat(inMemory.inputScale(kind, layer)).isEqualTo(fromFile.inputScale(kind, layer));
+                assertThat(inMemory.hessian(kind, layer)).usingRecursiveComparison().isEqualTo(fromFile.hessian(kind, layer));
             }
         }
     }

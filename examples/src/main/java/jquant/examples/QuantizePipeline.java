@@ -51,7 +51,7 @@ public final class QuantizePipeline {
             BitPlan plan = BitAllocation.allocate(checkpoint, stats, budget, (done, total) -> {});
 
             // Pack: smoothed weights as weightlets with static int8 activation scales; embedding and classifier stay float.
-            StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, statsFile, plan);
+            StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);
             ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing), packed, (done, total, name) -> {});
 
             // Verify: every byte recomputed from the source and the same stats, every checksum.

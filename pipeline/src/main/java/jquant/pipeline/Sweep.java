@@ -140,7 +140,7 @@ public final class Sweep {
                         Path json = dir.resolve("eval-" + modeLabel(mode) + ".json");
                         boolean resumed = Files.exists(json);
                         if (!resumed) {
-                            packAndVerify(checkpoint, stats, statsFile, method, budget, dir, o, cell, listener);
+                            packAndVerify(checkpoint, stats, method, budget, dir, o, cell, listener);
                             if (base == null) {
                                 listener.working(cell, "run the base model over the text once");
                                 base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
@@ -197,15 +197,15 @@ public final class Sweep {
     }
 
     /** Allocates, packs and verifies one method at one budget, each step skipped if its file is there. */
-    private static void packAndVerify(Checkpoint checkpoint, CalibrationStats stats, Path statsFile, QuantizationMethod method, double budget,
-                                      Path dir, Options o, Cell cell, Listener listener) throws IOException {
+    private static void packAndVerify(Checkpoint checkpoint, CalibrationStats stats, QuantizationMethod method, double budget, Path dir, Options o,
+                                      Cell cell, Listener listener) throws IOException {
         Path planFile = dir.resolve("plan.json"), packed = dir.resolve("model.jqw"), verified = dir.resolve("verified");
         if (!Files.exists(planFile)) {
             listener.working(cell, "allocate");
             BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget), (d, n) -> {}), planFile);
         }
         BitPlan plan = BitPlanJson.read(planFile);
-        StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, statsFile, plan);
+        StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);
         if (!Files.exists(packed)) {
             listener.working(cell, "pack");
             ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, o.keep(), o.keepType(), smoothing, method.rounding()), packed, (d, n, name) -> {});
