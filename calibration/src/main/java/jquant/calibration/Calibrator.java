@@ -1,6 +1,7 @@
 package jquant.calibration;
 
 import jquant.core.Memory;
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.LlamaLayout;
 import jquant.formats.ModelConfig;
@@ -39,7 +40,7 @@ import java.util.List;
  * bit-identical stats.
  *
  * <pre>{@code
- * CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), Path.of("stats.gguf"), (stage, done, total) -> {});
+ * CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), Path.of("stats.gguf"), (done, total, stage) -> {});
  * }</pre>
  */
 public final class Calibrator {
@@ -81,16 +82,9 @@ public final class Calibrator {
     }
 
     /**
-     * Told as work proceeds: {@code done} of {@code total} units, a thousand per decoder layer and as
-     * many for the classifier (half for the layer's forward pass over the tokens, half for its α search),
-     * and where the run is, such as {@code "layer 3/32: 812 tok/s"}.
+     * Work units the progress counts per decoder layer (and as many for the classifier): half for the layer's forward
+     * pass over the tokens, half for its α search.
      */
-    @FunctionalInterface
-    public interface Progress {
-        void update(String stage, long done, long total);
-    }
-
-    /** Work units {@link Progress} counts per layer. */
     static final int UNITS_PER_LAYER = 1000;
 
     private Calibrator() {}
@@ -99,9 +93,11 @@ public final class Calibrator {
      * Calibrates {@code checkpoint} on {@code text} and writes the stats to {@code out} (which appears
      * only when complete), returning them as read back (E[x·xᵀ] left in the file).
      *
+     * @param progress told as work proceeds, {@link #UNITS_PER_LAYER} units a layer, with where the run is
+     *                 ({@code "layer 3/32: 812 tok/s"})
      * @throws IllegalArgumentException before any work, when the run cannot fit {@link Options#memory}
      */
-    public static CalibrationStats calibrate(Checkpoint checkpoint, String text, Options options, Path out, Progress progress) throws IOException {
+    public static CalibrationStats calibrate(Checkpoint checkpoint, String text, Options options, Path out, ProgressListener progress) throws IOException {
         ModelConfig c = checkpoint.config();
         Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
                 () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which calibration needs to read the text")));
@@ -153,13 +149,13 @@ public final class Calibrator {
                         states.put(w, h);
                     }
                     done += n;
-                    progress.update(String.format("%s: %.0f tok/s", where, done / ((System.nanoTime() - started) / 1e9)),
-                            base + UNITS_PER_LAYER / 2 * done / tokens.length, total);
+                    progress.update(base + UNITS_PER_LAYER / 2 * done / tokens.length, total,
+                            String.format("%s: %.0f tok/s", where, done / ((System.nanoTime() - started) / 1e9)));
                 }
                 List<LinearGroup> groups = head ? List.of(LinearGroup.HEAD) : Arrays.stream(LinearGroup.values()).filter(LinearGroup::perLayer).toList();
                 int layerIndex = head ? 0 : layer;
                 for (int g = 0; g < groups.size(); g++) {
-                    progress.update(where + ": α search", base + UNITS_PER_LAYER / 2 + UNITS_PER_LAYER / 2 * g / groups.size(), total);
+                    progress.update(base + UNITS_PER_LAYER / 2 + UNITS_PER_LAYER / 2 * g / groups.size(), total, where + ": α search");
                     GroupStats stats = group(checkpoint, recorder.take(groups.get(g), layerIndex), groups.get(g), layerIndex, options, compute);
                     for (TensorKind kind : groups.get(g).members()) {
                         String name = CalibrationStats.tensorName(kind, layerIndex);
@@ -168,7 +164,7 @@ public final class Calibrator {
                     writer.write(stats, recorder.outputs());
                     for (TensorKind kind : groups.get(g).members()) checkpoint.tensor(kind, layerIndex).unload();
                 }
-                progress.update(where, base + UNITS_PER_LAYER, total);
+                progress.update(base + UNITS_PER_LAYER, total, where);
             }
             writer.finish();
         }

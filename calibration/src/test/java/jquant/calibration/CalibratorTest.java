@@ -121,7 +121,7 @@ class CalibratorTest {
         CalibrationStats first = StoriesFixture.storiesStats();
         CalibrationStats again;
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, dir.resolve("again.gguf"), (stage, done, total) -> {});
+            again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, dir.resolve("again.gguf"), (done, total, stage) -> {});
         }
         assertThat(again).isEqualTo(first);
         Path file = dir.resolve("stats.gguf");

@@ -31,7 +31,7 @@ class Qwen2SmoothingTest {
         SyntheticHfFolder.write(hf, QWEN2, null, 3, DType.F32, SharedFiles.model("stories260K-hf"), 1, 2);
         Compute compute = Compute.vector();
         try (Checkpoint c = Checkpoints.open(hf)) {
-            CalibrationStats stats = Calibrator.calibrate(c, StoriesFixture.text(), new Calibrator.Options(512, 128, 64, List.of(5.0), false, 7), dir.resolve("calibration.gguf"), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, StoriesFixture.text(), new Calibrator.Options(512, 128, 64, List.of(5.0), false, 7), dir.resolve("calibration.gguf"), (d, t, s) -> {});
             int[] tokens = {1, 400, 20, 33, 71, 300, 5, 9, 250, 100, 42, 77};
             float[] original = LlamaModel.load(c).newSession(64).forward(tokens, 0);
             SmoothedModel smoothed = Smoothing.searched(c, stats, 5);

@@ -58,12 +58,12 @@ class StatsSmoothingTest {
     void smoothedW8A8IsCloserToFloatThanUnsmoothed(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, List.of(8.0), false, 7), dir.resolve("calibration.gguf"), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 20000), new Calibrator.Options(2048, 256, 256, List.of(8.0), false, 7), dir.resolve("calibration.gguf"), (d, t, s) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(20000, 24000));
             double[] kl = new double[2];
             SmoothingChoice[] variants = {SmoothingChoice.searched(), SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0)};
             for (int i = 0; i < 2; i++) {
-                BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(8).smoothing(variants[i]), (d, n) -> {});
+                BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(8).smoothing(variants[i]), (d, n, name) -> {});
                 kl[i] = meanKl(c, stats, plan, PackedModelLoader.Mode.NPU, tokens, dir.resolve(i + ".jqw"));
             }
             System.out.printf("stories260K W8A8 mean KLD vs fp32: smoothed %.5f, unsmoothed (α = 0) %.5f%n", kl[0], kl[1]);
@@ -80,11 +80,11 @@ class StatsSmoothingTest {
     void atThreeBitsTheSearchedSmoothingIsNoWorseThanRawWeights(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(3.0), false, 0), dir.resolve("calibration.gguf"), (d, t, s) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
             BitAllocation.Options options = BitAllocation.Options.budget(3);
-            double smoothed = meanKl(c, stats, BitAllocation.allocate(c, stats, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("s.jqw"));
-            double raw = meanKl(c, null, BitAllocation.allocate(c, null, options, (d, n) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("r.jqw"));
+            double smoothed = meanKl(c, stats, BitAllocation.allocate(c, stats, options, (d, n, name) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("s.jqw"));
+            double raw = meanKl(c, null, BitAllocation.allocate(c, null, options, (d, n, name) -> {}), PackedModelLoader.Mode.WEIGHT_ONLY, tokens, dir.resolve("r.jqw"));
             System.out.printf("stories260K 3-bit weight-only mean KLD vs fp32: α searched at 3 bits %.4f, raw weights %.4f%n", smoothed, raw);
             assertThat(smoothed).isLessThanOrEqualTo(raw * 1.02);
         }
@@ -98,9 +98,9 @@ class StatsSmoothingTest {
     void gptqRoundingIsCloserToFloatThanRoundToNearest(@TempDir Path dir) throws Exception {
         String text = Stories260K.text();
         try (Checkpoint c = Checkpoints.open(Stories260K.model(), Stories260K.tokenizer())) {
-            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), dir.resolve("calibration.gguf"), (s, d, t) -> {});
+            CalibrationStats stats = Calibrator.calibrate(c, text.substring(0, 40000), new Calibrator.Options(8192, 512, 512, List.of(4.0), true, 0), dir.resolve("calibration.gguf"), (d, t, s) -> {});
             int[] tokens = Tokenizer.of(c.vocabulary().orElseThrow()).encode(text.substring(40000, 80000));
-            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(4), (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(4), (d, n, name) -> {});
             for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {
                 double gptq = meanKl(c, stats, plan, Rounding.GPTQ, mode, tokens, dir.resolve("gptq.jqw"));
                 double nearest = meanKl(c, stats, plan, Rounding.RTN, mode, tokens, dir.resolve("rtn.jqw"));
@@ -115,7 +115,7 @@ class StatsSmoothingTest {
     void statsInMemorySmoothLikeTheirFile() throws Exception {
         CalibrationStats stats = StoriesFixture.storiesStats();
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(5), (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, stats, BitAllocation.Options.budget(5), (d, n, name) -> {});
             StatsSmoothing inMemory = StatsSmoothing.of(c, stats, plan), fromFile = StatsSmoothing.of(c, stats.source(), plan);
             assertThat(inMemory.statsSha256()).isEqualTo(fromFile.statsSha256()).isEqualTo(InputFiles.sha256(stats.source()));
             assertThat(inMemory.groupAlphas()).isEqualTo(fromFile.groupAlphas());

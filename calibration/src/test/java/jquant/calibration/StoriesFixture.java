@@ -28,7 +28,7 @@ public final class StoriesFixture {
             try (Checkpoint c = stories260K()) {
                 java.nio.file.Path file = java.nio.file.Files.createTempFile("stories260K-stats", ".gguf");
                 file.toFile().deleteOnExit();
-                stories = Calibrator.calibrate(c, text(), OPTIONS, file, (stage, done, total) -> {});
+                stories = Calibrator.calibrate(c, text(), OPTIONS, file, (done, total, stage) -> {});
             }
         }
         return stories;

@@ -89,7 +89,7 @@ final class AllocateCommand implements Callable<Integer> {
         BitPlan plan;
         try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path);
              Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
-            plan = BitAllocation.allocate(c, calibration, options, (done, total) -> bar.stepTo(done));
+            plan = BitAllocation.allocate(c, calibration, options, (done, total, name) -> bar.stepTo(done));
         }
         BitPlanJson.write(plan, out.path);
         PrintWriter log = spec.commandLine().getOut();

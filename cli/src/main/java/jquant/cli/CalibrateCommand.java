@@ -95,7 +95,7 @@ final class CalibrateCommand implements Callable<Integer> {
     /** One bar over the layers (a thousand steps each), the layer and the token rate beside it, with the library's ETA. */
     private static CalibrationStats run(Checkpoint c, String text, Calibrator.Options options, Path out) throws java.io.IOException {
         try (Progress bar = new Progress("calibrate", 0, "")) {
-            return Calibrator.calibrate(c, text, options, out, (stage, done, total) -> {
+            return Calibrator.calibrate(c, text, options, out, (done, total, stage) -> {
                 bar.stepTo(done, total);
                 bar.detail(stage);
             });

@@ -64,9 +64,9 @@ final class EvalCommand implements Callable<Integer> {
         EvalResult result;
         try {
             result = Evaluation.run(request(),
-                    new Evaluation.Listener() {
-                        @Override public void started(long steps) { bar[0] = new Progress("eval", steps, layerwise ? "layers" : "windows"); }
-                        @Override public void scored(long windows) { bar[0].stepTo(windows); }
+                    (done, total, where) -> {
+                        if (bar[0] == null) bar[0] = new Progress("eval", total, layerwise ? "layers" : "windows");
+                        bar[0].stepTo(done);
                     });
         } catch (Perplexity.ContextTooLong e) {
             throw new ParameterException(spec.commandLine(), "--ctx " + ctx + " exceeds the " + e.which() + "'s maximum of " + e.maximum() + " positions");

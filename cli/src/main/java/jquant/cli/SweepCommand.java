@@ -90,7 +90,7 @@ final class SweepCommand implements Callable<Integer> {
         Progress[] bar = new Progress[1];
         QualityReport report = Sweep.run(options, new Sweep.Listener() {
             @Override
-            public void calibrating(String stage, long done, long total) {
+            public void calibrating(long done, long total, String stage) {
                 if (bar[0] == null) bar[0] = new Progress("calibrate", 0, "");
                 bar[0].stepTo(done, total);
                 bar[0].detail(stage);

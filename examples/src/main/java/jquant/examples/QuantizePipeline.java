@@ -4,6 +4,7 @@ import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.CalibrationStats;
 import jquant.calibration.Calibrator;
 import jquant.calibration.StatsSmoothing;
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.pack.model.ModelPacker;
@@ -40,22 +41,24 @@ public final class QuantizePipeline {
         Path model = in.resolve("stories260K.bin"), tokenizer = in.resolve("tok512.bin");
         Path statsFile = out.resolve("stats.gguf"), packed = out.resolve("stories260K.jqw");
 
+        // Every stage tells its progress the same way: done of total units and where it is (a layer, a tensor); this program shows none.
+        ProgressListener quiet = (done, total, where) -> {};
         try (Checkpoint checkpoint = Checkpoints.open(model, tokenizer)) {
             // Calibrate: activation ranges and the smoothing α of each layer group for each budget, from the fp32 model on text,
             // one decoder layer at a time, the stats file written as it goes.
             String text = Files.readString(in.resolve("tinystories-calibration.txt"));
-            CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), statsFile, (stage, done, total) -> {});
+            CalibrationStats stats = Calibrator.calibrate(checkpoint, text, Calibrator.Options.defaults(), statsFile, quiet);
 
             // Allocate: 1..8 bits per output channel of the weights smoothed with the α searched for 5 bits, 5 on average in every tensor.
             BitAllocation.Options budget = BitAllocation.Options.budget(5);
-            BitPlan plan = BitAllocation.allocate(checkpoint, stats, budget, (done, total) -> {});
+            BitPlan plan = BitAllocation.allocate(checkpoint, stats, budget, quiet);
 
             // Pack: smoothed weights as weightlets with static int8 activation scales; embedding and classifier stay float.
             StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);
-            ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing), packed, (done, total, name) -> {});
+            ModelPacker.pack(checkpoint, new ModelPacker.Options(plan, ModelPacker.KEEPABLE, smoothing), packed, quiet);
 
             // Verify: every byte recomputed from the source and the same stats, every checksum.
-            PackedModelVerifier.Report report = PackedModelVerifier.verify(packed, checkpoint, smoothing, (done, total, name) -> {});
+            PackedModelVerifier.Report report = PackedModelVerifier.verify(packed, checkpoint, smoothing, quiet);
             if (!report.ok()) throw new IllegalStateException(packed + ": " + report.problems().getFirst());
             System.out.printf("%s: %.3f bits per weight, %,d bytes, %d tensors verified%n",
                     packed, plan.averageBits(), Files.size(packed), report.tensorsChecked());
@@ -63,8 +66,7 @@ public final class QuantizePipeline {
 
         // Eval: perplexity on held-out text, KL divergence from the fp32 model and top-1 agreement, in both run modes.
         for (PackedModelLoader.Mode mode : PackedModelLoader.Mode.values()) {
-            EvalResult r = Evaluation.run(Evaluation.Request.of(packed, in.resolve("tinystories-eval.txt")).base(model).tokenizer(tokenizer).mode(mode),
-                    new Evaluation.Listener() {});
+            EvalResult r = Evaluation.run(Evaluation.Request.of(packed, in.resolve("tinystories-eval.txt")).base(model).tokenizer(tokenizer).mode(mode), quiet);
             System.out.printf("%-11s perplexity %.4f (fp32 %.4f), mean KL %.6f, top-1 agreement %.4f%n",
                     r.mode(), r.perplexity(), r.basePerplexity(), r.meanKl(), r.top1());
         }

@@ -64,7 +64,7 @@ public final class SeedCorpus {
             Llama2cWriter.writeTokenizer(tokenizer, vocabulary);
             seed(resources, Llama2cTokenizerFuzzer.class, "llama2cTokenizer", "tokenizer.bin", Files.readAllBytes(tokenizer));
 
-            BitPlan plan = BitAllocation.allocate(model, null, BitAllocation.Options.budget(4), (d, t) -> {});
+            BitPlan plan = BitAllocation.allocate(model, null, BitAllocation.Options.budget(4), (d, t, name) -> {});
             seed(resources, BitPlanFuzzer.class, "plan", "tiny-plan.json", BitPlanJson.toBytes(plan));
             Path jqw = work.resolve("tiny.jqw");
             ModelPacker.pack(model, new ModelPacker.Options(plan, Set.of(TensorKind.EMBEDDING, TensorKind.HEAD), null), jqw, (d, t, n) -> {});
@@ -72,7 +72,7 @@ public final class SeedCorpus {
 
             // With E[x·xᵀ], so the fuzzer reaches the D×D tensor's checks too.
             Path statsFile = work.resolve("stats.gguf");
-            Calibrator.calibrate(model, TEXT, new Calibrator.Options(24, 16, 8, List.of(4.0), true, 0), statsFile, (s, d, t) -> {});
+            Calibrator.calibrate(model, TEXT, new Calibrator.Options(24, 16, 8, List.of(4.0), true, 0), statsFile, (d, t, s) -> {});
             seed(resources, StatsFuzzer.class, "stats", "tiny-stats.gguf", Files.readAllBytes(statsFile));
         }
         seed(resources, SafetensorsFuzzer.class, "safetensors", "three-dtypes.safetensors", safetensors());

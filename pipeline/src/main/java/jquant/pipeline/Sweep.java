@@ -101,8 +101,8 @@ public final class Sweep {
 
     /** Told as the sweep proceeds. */
     public interface Listener {
-        /** Calibration's progress, as {@link Calibrator.Progress}. */
-        void calibrating(String stage, long done, long total);
+        /** Calibration's progress, as {@link Calibrator#calibrate} tells it. */
+        void calibrating(long done, long total, String stage);
 
         /** A cell is about to be worked on: {@code step} of {@code steps} ("pack", "verify", "eval"). */
         void working(Cell cell, String step);
@@ -147,7 +147,7 @@ public final class Sweep {
                             }
                             listener.working(cell, "eval");
                             Evaluation.run(Evaluation.Request.of(packed, o.data()).ctx(o.ctx()).base(o.model()).tokenizer(o.tokenizer()).mode(mode)
-                                    .series(method.label()), base, new Evaluation.Listener() {}).write(json);
+                                    .series(method.label()), base, (d, n, where) -> {}).write(json);
                         }
                         EvalResult result = EvalResult.read(json);
                         results.add(result);
@@ -202,7 +202,7 @@ public final class Sweep {
         Path planFile = dir.resolve("plan.json"), packed = dir.resolve("model.jqw"), verified = dir.resolve("verified");
         if (!Files.exists(planFile)) {
             listener.working(cell, "allocate");
-            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget), (d, n) -> {}), planFile);
+            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget), (d, n, name) -> {}), planFile);
         }
         BitPlan plan = BitPlanJson.read(planFile);
         StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);

@@ -1,6 +1,7 @@
 package jquant.reports;
 
 import jquant.core.Memory;
+import jquant.core.ProgressListener;
 import jquant.formats.CheckpointException;
 import jquant.formats.InputFiles;
 import jquant.formats.ModelConfig;
@@ -75,19 +76,12 @@ public final class Evaluation {
     }
 
     /**
-     * Told once the models are loaded and the text tokenized, then after each window (after each stage of each
-     * model when {@link Request#layerwise}: the count given to {@code started} is then of stages); both do
-     * nothing unless overridden.
+     * Evaluates {@code request}; loading and tokenizing count towards its seconds. {@code progress} is told 0 done once
+     * the models are loaded and the text tokenized, then after each window (after each stage of each model when
+     * {@link Request#layerwise}: the units are then stages).
      */
-    public interface Listener {
-        default void started(long windows) {}
-
-        default void scored(long windows) {}
-    }
-
-    /** Evaluates {@code request}; loading and tokenizing count towards its seconds. */
-    public static EvalResult run(Request request, Listener listener) throws IOException {
-        if (request.layerwise()) return layerwise(request, listener);
+    public static EvalResult run(Request request, ProgressListener progress) throws IOException {
+        if (request.layerwise()) return layerwise(request, progress);
         String text = readText(request.data());
         String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
         long start = System.nanoTime();
@@ -99,16 +93,16 @@ public final class Evaluation {
             ppl.checkTokens(tokens, m.model(), "model");
             TokenRecorder recorder = new TokenRecorder(base != null);
             if (base == null) {
-                listener.started(tokens.length / Math.max(request.ctx(), 1));
-                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
+                progress.update(0, tokens.length / Math.max(request.ctx(), 1), "");
+                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> progress.update(done, total, ""), recorder);
                 return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
             }
             try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), m.vocabulary(), request.mode(), request.kernels(), Compute.vector(),
                     LayerLoader.Policy.PIPELINED)) {
                 checkSameVocabulary(b.vocabulary().pieces(), m, base);
                 ppl.checkTokens(tokens, b.model(), "base model");
-                listener.started(tokens.length / Math.max(request.ctx(), 1));
-                Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> listener.scored(done), recorder);
+                progress.update(0, tokens.length / Math.max(request.ctx(), 1), "");
+                Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> progress.update(done, total, ""), recorder);
                 return result(request, dataSha256, weights(b.model().config()), threads(m), c.model(), c.base(), c, start, recorder);
             }
         }
@@ -120,7 +114,7 @@ public final class Evaluation {
      * it; the base first (its logits at the scored positions kept), then the model. The windows' hidden
      * states stay in memory up to a quarter of the heap, beyond it in a scratch file in the temporary folder.
      */
-    private static EvalResult layerwise(Request request, Listener listener) throws IOException {
+    private static EvalResult layerwise(Request request, ProgressListener progress) throws IOException {
         String text = readText(request.data());
         String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
         long start = System.nanoTime();
@@ -135,8 +129,8 @@ public final class Evaluation {
             int stages = m.model().config().layers() + 2;
             Perplexity.Layerwise byModel = new Perplexity.Layerwise(m::release, scratch, Memory.heap() / 4);
             if (request.base() == null) {
-                listener.started(stages);
-                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, byModel, (done, total, p) -> listener.scored(done), recorder);
+                progress.update(0, stages, "");
+                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, byModel, (done, total, p) -> progress.update(done, stages, ""), recorder);
                 return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
             }
             Perplexity.Reference reference;
@@ -147,13 +141,14 @@ public final class Evaluation {
                 checkSameVocabulary(b.vocabulary().pieces(), m, request.base());
                 ppl.checkTokens(tokens, b.model(), "base model");
                 baseStages = b.model().config().layers() + 2;
-                listener.started(baseStages + stages);
+                int all = baseStages + stages;
+                progress.update(0, all, "");
                 reference = ppl.reference(b.model(), tokens, bos, new Perplexity.Layerwise(b::release, scratch, Memory.heap() / 4),
-                        (done, total, p) -> listener.scored(done));
+                        (done, total, p) -> progress.update(done, all, ""));
                 weights = weights(b.model().config());
             }
-            int before = baseStages;
-            Perplexity.Comparison c = ppl.compare(m.model(), reference, byModel, (done, total, p) -> listener.scored(before + done), recorder);
+            int before = baseStages, all = baseStages + stages;
+            Perplexity.Comparison c = ppl.compare(m.model(), reference, byModel, (done, total, p) -> progress.update(before + done, all, ""), recorder);
             return result(request, dataSha256, weights, threads(m), c.model(), c.base(), c, start, recorder);
         }
     }
@@ -164,7 +159,7 @@ public final class Evaluation {
      */
     public record Base(Path model, Path data, int ctx, String dataSha256, List<String> pieces, long weights, Perplexity.Reference reference) {}
 
-    /** Runs {@code base} over {@code data} once, for {@link #run(Request, Base, Listener)}. */
+    /** Runs {@code base} over {@code data} once, for {@link #run(Request, Base, ProgressListener)}. */
     public static Base base(Path base, Path data, int ctx, Path tokenizer, KernelChoice kernels) throws IOException {
         String text = readText(data);
         String dataSha256 = sha256(InputFiles.readAllBytes(data));
@@ -177,7 +172,7 @@ public final class Evaluation {
     }
 
     /** Evaluates {@code request} against a base run once; the request's text, ctx and base must be the base's. */
-    public static EvalResult run(Request request, Base base, Listener listener) throws IOException {
+    public static EvalResult run(Request request, Base base, ProgressListener progress) throws IOException {
         if (!request.data().equals(base.data()) || request.ctx() != base.ctx() || !base.model().equals(request.base())) {
             throw new IllegalArgumentException("the request (" + request.base() + " on " + request.data() + ", ctx " + request.ctx()
                     + ") is not the base's (" + base.model() + " on " + base.data() + ", ctx " + base.ctx() + ")");
@@ -186,7 +181,7 @@ public final class Evaluation {
         try (LoadedModel m = LoadedModel.open(request.model(), request.tokenizer(), request.mode(), request.kernels())) {
             checkSameVocabulary(base.pieces(), m, base.model());
             TokenRecorder recorder = new TokenRecorder(true);
-            Perplexity.Comparison c = new Perplexity(request.ctx()).compare(m.model(), base.reference(), (done, total, p) -> listener.scored(done), recorder);
+            Perplexity.Comparison c = new Perplexity(request.ctx()).compare(m.model(), base.reference(), (done, total, p) -> progress.update(done, total, ""), recorder);
             return result(request, base.dataSha256(), base.weights(), threads(m), c.model(), c.base(), c, start, recorder);
         }
     }

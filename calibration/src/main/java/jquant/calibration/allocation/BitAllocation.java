@@ -5,6 +5,7 @@ import jquant.calibration.LinearGroup;
 import jquant.calibration.ModelFingerprint;
 import jquant.calibration.SmoothedModel;
 import jquant.calibration.Smoothing;
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
@@ -90,12 +91,6 @@ public final class BitAllocation {
         public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
     }
 
-    /** Told after each tensor's error table. */
-    @FunctionalInterface
-    public interface Progress {
-        void update(int tensorsDone, int tensors);
-    }
-
     private BitAllocation() {}
 
     /** The linear layers a plan covers, in file order: blocks (q, k, v, o, gate, up, down), then the classifier. */
@@ -118,10 +113,11 @@ public final class BitAllocation {
     /**
      * Allocates bits to every linear layer of {@code checkpoint}.
      *
-     * @param stats calibration stats of this checkpoint, or null to allocate on the raw weights
+     * @param stats    calibration stats of this checkpoint, or null to allocate on the raw weights
+     * @param progress told after each tensor's error table (at tensor scope, its widths), with the tensor's name
      * @throws IllegalArgumentException if the stats belong to another model, or weighting is asked without stats
      */
-    public static BitPlan allocate(Checkpoint checkpoint, CalibrationStats stats, Options options, Progress progress) {
+    public static BitPlan allocate(Checkpoint checkpoint, CalibrationStats stats, Options options, ProgressListener progress) {
         if ((options.weighted() || options.outputWeighted()) && stats == null) {
             throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
         }
@@ -140,7 +136,7 @@ public final class BitAllocation {
         return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint));
     }
 
-    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, Progress progress) {
+    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, ProgressListener progress) {
         // Tensor scope allocates each table as it is made, so only the plans (a byte a channel) outlive their tensor;
         // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
@@ -156,7 +152,7 @@ public final class BitAllocation {
             }
             if (options.scope() == Scope.TENSOR) plans.add(GreedyBitAllocator.allocate(table, options.budget()));
             else tables.add(table);
-            progress.update(plans.size() + tables.size(), linears.size());
+            progress.update(plans.size() + tables.size(), linears.size(), l.name());
             t.unload();
         }
         if (options.scope() == Scope.TENSOR) return plans;
@@ -168,14 +164,14 @@ public final class BitAllocation {
     }
 
     /** Every channel of every tensor at the budget's width. */
-    private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, Progress progress) {
+    private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, ProgressListener progress) {
         List<TensorPlan> plans = new ArrayList<>();
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             byte[] bits = new byte[t.rows()];
             java.util.Arrays.fill(bits, (byte) options.budget());
             plans.add(new TensorPlan(l.name(), t.rows(), t.cols(), bits, options.metric(), null));
-            progress.update(plans.size(), linears.size());
+            progress.update(plans.size(), linears.size(), l.name());
         }
         return plans;
     }

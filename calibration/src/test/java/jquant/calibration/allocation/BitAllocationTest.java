@@ -38,7 +38,7 @@ class BitAllocationTest {
         CalibrationStats stats = StoriesFixture.storiesStats();
         BitAllocation.Options options = BitAllocation.Options.budget(5).metric(Metric.EXACT).weighted(true);
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            BitPlan plan = BitAllocation.allocate(c, stats, options, (d, n) -> {});
+            BitPlan plan = BitAllocation.allocate(c, stats, options, (d, n, name) -> {});
             assertThat(plan.tensors()).hasSize(7 * c.config().layers() + 1);
             for (TensorPlan t : plan.tensors()) {
                 assertThat(t.averageBits()).as(t.name()).isEqualTo(5.0);
@@ -47,13 +47,13 @@ class BitAllocationTest {
             assertThat(plan.tensor("output.weight").alpha()).isEqualTo((double) stats.group(LinearGroup.HEAD, 0).alpha(5).alpha());
             ForkJoinPool single = new ForkJoinPool(1);
             try {
-                BitPlan oneThread = single.submit(() -> BitAllocation.allocate(c, stats, options, (d, n) -> {})).get();
+                BitPlan oneThread = single.submit(() -> BitAllocation.allocate(c, stats, options, (d, n, name) -> {})).get();
                 assertThat(BitPlanJson.toBytes(oneThread)).isEqualTo(BitPlanJson.toBytes(plan));
             } finally {
                 single.shutdown();
             }
             // Activation-aware: the plan on W' with E[x²] differs from the plan on the raw weights.
-            BitPlan raw = BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).metric(Metric.EXACT), (d, n) -> {});
+            BitPlan raw = BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).metric(Metric.EXACT), (d, n, name) -> {});
             assertThat(raw.tensors().getFirst().alpha()).isNull();
             assertThat(raw.tensors().stream().anyMatch(t -> !java.util.Arrays.equals(t.bits(), plan.tensor(t.name()).bits()))).isTrue();
         }
@@ -63,18 +63,18 @@ class BitAllocationTest {
     void modelScopeSpendsOneBudgetAndBadRequestsAreRefused() throws IOException {
         try (Checkpoint c = StoriesFixture.stories260K()) {
             BitPlan plan = BitAllocation.allocate(c, StoriesFixture.storiesStats(), BitAllocation.Options.budget(3.5).scope(BitAllocation.Scope.MODEL)
-                    .outputWeighted(true).smoothing(SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n) -> {});
+                    .outputWeighted(true).smoothing(SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n, name) -> {});
             assertThat(plan.averageBits()).isLessThanOrEqualTo(3.5).isGreaterThan(3.5 - 512.0 / plan.weights());
             assertThat(plan.tensors()).allSatisfy(t -> assertThat(t.alpha()).isEqualTo(0.5));
             // α is searched per budget: a budget calibration did not search for is refused, naming the ones it did.
             assertThatThrownBy(() -> BitAllocation.allocate(c, StoriesFixture.storiesStats(),
-                    BitAllocation.Options.budget(3.5).scope(BitAllocation.Scope.MODEL), (d, n) -> {}))
+                    BitAllocation.Options.budget(3.5).scope(BitAllocation.Scope.MODEL), (d, n, name) -> {}))
                     .hasMessageContaining("searched α for budgets 3, 5, not for 3.5");
             // Uniform widths: every channel at the budget, whole bits only.
-            BitPlan uniform = BitAllocation.allocate(c, null, BitAllocation.Options.budget(4).widths(BitAllocation.Widths.UNIFORM), (d, n) -> {});
+            BitPlan uniform = BitAllocation.allocate(c, null, BitAllocation.Options.budget(4).widths(BitAllocation.Widths.UNIFORM), (d, n, name) -> {});
             assertThat(uniform.tensors()).allSatisfy(t -> assertThat(t.histogram()[3]).isEqualTo(t.rows()));
             assertThatThrownBy(() -> BitAllocation.Options.budget(4.5).widths(BitAllocation.Widths.UNIFORM)).hasMessageContaining("whole number of bits");
-            assertThatThrownBy(() -> BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).weighted(true), (d, n) -> {}))
+            assertThatThrownBy(() -> BitAllocation.allocate(c, null, BitAllocation.Options.budget(5).weighted(true), (d, n, name) -> {}))
                     .hasMessageContaining("needs calibration stats");
         }
         assertThatThrownBy(() -> BitAllocation.Options.budget(0)).hasMessageContaining("outside [1, 8]");

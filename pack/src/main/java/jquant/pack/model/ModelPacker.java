@@ -3,6 +3,7 @@ package jquant.pack.model;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.core.Memory;
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.JsonRecords;
 import jquant.formats.LlamaLayout;
@@ -132,12 +133,6 @@ public final class ModelPacker {
         }
     }
 
-    /** Told after each tensor is written. */
-    @FunctionalInterface
-    public interface Listener {
-        void tensorDone(int done, int total, String name);
-    }
-
     /** One tensor of the file: its role and block. */
     record Entry(TensorKind kind, int layer) {
         String name() {
@@ -210,8 +205,8 @@ public final class ModelPacker {
         }
     }
 
-    /** Packs {@code source} into {@code out}; with {@link Options#smoothing}, its smoothed weights. */
-    public static void pack(Checkpoint source, Options options, Path out, Listener listener) throws IOException {
+    /** Packs {@code source} into {@code out}; with {@link Options#smoothing}, its smoothed weights; {@code listener} is told after each tensor is written, with its name. */
+    public static void pack(Checkpoint source, Options options, Path out, ProgressListener listener) throws IOException {
         requireMemory(source, options);
         ModelConfig c = fileConfig(source.config(), options);
         Vocabulary vocabulary = source.vocabulary().orElseThrow(() -> new IllegalArgumentException(
@@ -228,7 +223,7 @@ public final class ModelPacker {
                     TensorEncoding.Parts parts = encode(source, e, options);
                     Tensor t = source.tensor(e.kind(), e.layer());
                     w.addTensor(e.name(), parts.encoding(), t.shape(), parts.bytes(), attrs(e, parts, options));
-                    listener.tensorDone(++done, total, e.name());
+                    listener.update(++done, total, e.name());
                     // The model is read once, in file order: its resident pages need not outlive the tensor.
                     t.unload();
                 }

@@ -3,6 +3,7 @@ package jquant.pack.model;
 import jquant.formats.jqw.TensorEncoding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.ModelConfig;
@@ -57,7 +58,7 @@ public final class PackedModelVerifier {
      * @throws IllegalArgumentException if the file was packed with stats and {@code smoothing} is null or
      *                                  of other stats, or packed without and {@code smoothing} is given
      */
-    public static Report verify(Path packed, Checkpoint source, SmoothedSource smoothing, ModelPacker.Listener listener) throws IOException {
+    public static Report verify(Path packed, Checkpoint source, SmoothedSource smoothing, ProgressListener listener) throws IOException {
         List<String> problems = new ArrayList<>();
         int tensors = 0;
         long bytes = 0;
@@ -80,7 +81,7 @@ public final class PackedModelVerifier {
                     if (problem != null) problems.add(problem);
                     tensors++;
                     if (t != null) for (long[] r : t.parts().values()) bytes += r[1];
-                    listener.tensorDone(tensors, total, e.name());
+                    listener.update(tensors, total, e.name());
                     source.tensor(e.kind(), e.layer()).unload();
                 }
                 file.unload();

@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.core.ProgressListener;
 import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.Checkpoint;
@@ -38,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @Slow
 class ModelPackerTest {
-    private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
+    private static final ProgressListener QUIET = (done, total, name) -> {};
 
     private static ModelPacker.Options options(BitPlan plan) {
         return new ModelPacker.Options(plan, ModelPacker.KEEPABLE, null);
@@ -134,7 +135,7 @@ class ModelPackerTest {
             assertThatThrownBy(() -> ModelPacker.pack(c, new ModelPacker.Options(plan, Set.of(), null), out, QUIET))
                     .hasMessageContaining("the plan has no entry for token_embd");
             // a failure after some layers were written
-            ModelPacker.Listener failing = (done, total, name) -> {
+            ProgressListener failing = (done, total, name) -> {
                 if (done == 5) throw new IllegalStateException("interrupted");
             };
             assertThatThrownBy(() -> ModelPacker.pack(c, options(plan), out, failing)).hasMessage("interrupted");

@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.jqw.JqwFile;
@@ -40,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** What the runtime makes of a packed file: the logits of both run modes, and a corrupted layer never computed with. */
 class PackedModelLoaderTest {
-    private static final ModelPacker.Listener QUIET = (done, total, name) -> {};
+    private static final ProgressListener QUIET = (done, total, name) -> {};
 
     private static int[] text(Checkpoint c, int chars) throws IOException {
         String s = Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, chars);
