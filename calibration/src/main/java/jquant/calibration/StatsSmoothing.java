@@ -37,8 +37,13 @@ public final class StatsSmoothing implements SmoothedSource {
     /**
      * Smooths {@code checkpoint} with {@code stats} (as {@link Calibrator#calibrate} returns them) as {@code plan} was
      * allocated (stats of another model are refused); the SHA-256 is of the file the stats were read from.
+     *
+     * @throws IllegalArgumentException if the stats were not read from a file: the packed file records the file's hash
      */
     public static StatsSmoothing of(Checkpoint checkpoint, CalibrationStats stats, BitPlan plan) throws IOException {
+        if (stats.source() == null) {
+            throw new IllegalArgumentException("calibration stats not read from a file: a packed file records its stats file's SHA-256, so write them first");
+        }
         return new StatsSmoothing(Smoothing.forPlan(checkpoint, stats, plan), InputFiles.sha256(stats.source()));
     }
 
