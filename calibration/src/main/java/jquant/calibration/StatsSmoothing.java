@@ -83,6 +83,8 @@ public final class StatsSmoothing implements SmoothedSource {
     public synchronized ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer) {
         String group = LinearGroup.of(kind).canonicalName(layer);
         if (!group.equals(hessianGroup)) {
+            hessian = null;   // the last group's H and factor go before this group's are made, so one group's are held, not two
+            hessianGroup = null;
             float[] moment = model.inputSecondMoment(kind, layer);
             hessian = ErrorCompensatedRounding.Hessian.of(moment, (int) Math.round(Math.sqrt(moment.length)));
             hessianGroup = group;

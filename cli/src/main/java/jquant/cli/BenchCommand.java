@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import jquant.bench.AllocatorBench;
 import jquant.bench.DecodeBench;
@@ -134,9 +135,13 @@ final class BenchCommand {
                         configs.get(1).layers(), layer / 1024);
                 int steps = PipelineMemoryBench.STEPS.size();
                 for (int s = 0; s < steps; s++) {
-                    long more = results.get(s).peakKb() - results.get(steps + s).peakKb();
-                    o.printf("  %-10s %,12d kB  %5.2f of a layer  %s%n", PipelineMemoryBench.STEPS.get(s), more, more * 1024.0 / layer,
-                            more * 1024 < layer ? "bounded" : "GROWS WITH THE LAYERS");
+                    PipelineMemoryBench.Result whole = results.get(s), slice = results.get(steps + s);
+                    long more = whole.peakKb() - slice.peakKb();
+                    String live = whole.liveKb() < 0 || slice.liveKb() < 0 ? "live heap: no collection in one of them"
+                            : String.format(Locale.ROOT, "live heap %,d kB, %.2f of a layer: %s", whole.liveKb() - slice.liveKb(),
+                                    (whole.liveKb() - slice.liveKb()) * 1024.0 / layer, (whole.liveKb() - slice.liveKb()) * 1024 < layer ? "bounded" : "GROWS");
+                    o.printf(Locale.ROOT, "  %-10s peak RSS %,d kB, %.2f of a layer: %s; %s%n", PipelineMemoryBench.STEPS.get(s), more, more * 1024.0 / layer,
+                            more * 1024 < layer ? "bounded" : "GROWS", live);
                 }
             }
             return 0;
