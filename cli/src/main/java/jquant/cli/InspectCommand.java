@@ -15,6 +15,7 @@ import jquant.formats.Vocabulary;
 import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwModelMetadata;
 import jquant.pack.model.PackedFileReport;
+import jquant.pack.model.ModelPacker;
 import jquant.formats.jqw.QuantizationMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.quantize.QuantLimits;
@@ -146,14 +147,21 @@ final class InspectCommand implements Callable<Integer> {
 
     /**
      * What the plan kept out and how it stores them, in words: {@code kept as f16: the embedding (token_embd), the head
-     * (output)}, named as {@code --keep} names them.
+     * (output)}, named as {@code --keep} names them; with {@code auto}, each with the type it got ({@code kept as auto:
+     * the embedding (token_embd) in q8, …}).
      */
-    static String kept(QuantizationMetadata q) {
+    static String kept(QuantizationMetadata q, List<PackedFileReport.TensorRow> tensors) {
         if (q.keep().isEmpty()) return "nothing kept out of the plan";
+        boolean auto = q.keepTypeLabel().equals(ModelPacker.KeepType.auto.name());
         List<String> names = new ArrayList<>();
         for (String name : q.keep()) {
             String word = Arrays.stream(KeepOption.values()).filter(k -> k.kind() != null && k.kind().canonicalName(0).equals(name))
                     .map(k -> "the " + k.name() + " (" + name + ")").findFirst().orElse(name);
+            if (auto) {
+                word += tensors.stream().filter(t -> t.name().equals(name)).findFirst()
+                        .map(t -> " in " + (t.attrs().containsKey(TensorEncoding.KEPT) ? t.attrs().get(TensorEncoding.KEPT) : t.encoding()))
+                        .orElse(" (tied to the embedding)");
+            }
             names.add(word);
         }
         return "kept as " + q.keepTypeLabel() + ": " + String.join(", ", names);
@@ -174,7 +182,7 @@ final class InspectCommand implements Callable<Integer> {
         out.printf("  tokenizer: %s, %,d tokens, BOS %d, EOS %d%n", r.tokenizer().kind().toLowerCase(), r.tokenizer().size(),
                 r.tokenizer().bos(), r.tokenizer().eos());
         out.printf("  plan: budget %s, average %.4f bits over %,d tensors; %s; static activation scales: %s; rounding %s%n",
-                decimal(q.budget()), q.averageBits(), r.planTensors(), kept(q), q.activationScales() ? "yes" : "no", q.roundingLabel());
+                decimal(q.budget()), q.averageBits(), r.planTensors(), kept(q, r.tensors()), q.activationScales() ? "yes" : "no", q.roundingLabel());
         QuantizationMetadata.Smoothing s = q.smoothing();
         if (s != null) {
             out.printf("  smoothing: %s, stats SHA-256 %s, model fingerprint %s, classifier smoothed: %s%n", s.ruleLabel(),

@@ -58,7 +58,7 @@ final class SweepCommand implements Callable<Integer> {
             description = "Tensors kept out of the plan, as pack's --keep (default: ${DEFAULT-VALUE}).")
     List<KeepOption> keep;
 
-    @Option(names = "--keep-type", defaultValue = "f16", paramLabel = "f32|f16|q8", description = "How kept tensors are stored, as pack's --keep-type (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--keep-type", defaultValue = "auto", paramLabel = "auto|f32|f16|q8", description = "How kept tensors are stored, as pack's --keep-type (default: ${DEFAULT-VALUE}).")
     ModelPacker.KeepType keepType;
 
     /** The sweep's folder: run again with the same folder to resume. */

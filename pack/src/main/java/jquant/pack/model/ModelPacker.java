@@ -15,6 +15,7 @@ import jquant.formats.jqw.JqwModelMetadata;
 import jquant.formats.jqw.TensorEncoding;
 import jquant.formats.jqw.JqwWriter;
 import jquant.formats.jqw.QuantizationMetadata;
+import jquant.formats.weightlet.WeightletLayout;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.ErrorCompensatedRounding;
@@ -64,12 +65,26 @@ public final class ModelPacker {
     public static final Set<TensorKind> KEEPABLE = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
 
     /**
-     * How a kept tensor is stored: float32, float16 (the default: half the bytes, and rounding to 11
-     * significant bits is far below what any plan's widths lose), or 8-bit weightlets with one float32
-     * scale per row (a quarter of float32; runs weight-only, {@link TensorEncoding#KEPT}).
+     * How a kept tensor is stored: float32, float16 (half the bytes, and rounding to 11 significant bits
+     * is far below what any plan's widths lose), 8-bit weightlets with one float32 scale per row (a
+     * quarter of float32; runs weight-only, {@link TensorEncoding#KEPT}), or the smaller of the last two.
      */
     public enum KeepType {
-        f32, f16, q8;
+        f32, f16, q8,
+        /**
+         * q8 where its rows take fewer bytes than f16's, else f16: the default. A weightlet row is padded
+         * to whole groups of {@value WeightletLayout#GROUP_WEIGHTS} weights, so a row narrower than that
+         * (stories260K's 64) is smaller in f16. Kept as q8, tinystories-6M's embedding and head free a tenth
+         * of a 3-bit file for the blocks at no measurable cost in KL divergence (bench/RESULTS.md, issue 28).
+         */
+        auto;
+
+        /** The type a kept {@code rows × cols} matrix is stored as: this one, or for {@link #auto} the smaller of q8 and f16. */
+        public KeepType of(int rows, int cols) {
+            if (this != auto) return this;
+            long q8Row = (long) WeightletLayout.groups(cols) * WeightletLayout.groupBytes(8) + Float.BYTES;
+            return q8Row < 2L * cols ? q8 : f16;
+        }
 
         /** The keep type named {@code name}, or an error listing the names. */
         public static KeepType parse(String name) {
@@ -108,9 +123,9 @@ public final class ModelPacker {
             this(plan, keep, keepType, smoothing, Rounding.RTN);
         }
 
-        /** Kept tensors stored as float16, rounded to nearest. */
+        /** Kept tensors stored as {@link KeepType#auto} says, rounded to nearest. */
         public Options(BitPlan plan, Set<TensorKind> keep, SmoothedSource smoothing) {
-            this(plan, keep, KeepType.f16, smoothing);
+            this(plan, keep, KeepType.auto, smoothing);
         }
 
         /**
@@ -238,7 +253,7 @@ public final class ModelPacker {
         if (isFloat(e.kind(), options)) {
             Tensor t = (smoothed ? options.smoothing().smoothed() : source).tensor(e.kind(), e.layer());
             if (!KEEPABLE.contains(e.kind())) return TensorEncoding.f32(t.toFloats());
-            return switch (options.keepType()) {
+            return switch (options.keepType().of(t.rows(), t.cols())) {
                 case f32 -> TensorEncoding.f32(t.toFloats());
                 case f16 -> TensorEncoding.f16(t.toFloats());
                 case q8 -> {
@@ -246,6 +261,7 @@ public final class ModelPacker {
                     java.util.Arrays.fill(eight, (byte) 8);
                     yield weightlet(SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), eight), null);
                 }
+                case auto -> throw new IllegalStateException("auto resolves to q8 or f16");
             };
         }
         Tensor t = source.tensor(e.kind(), e.layer());
@@ -288,7 +304,7 @@ public final class ModelPacker {
     static Map<String, Object> attrs(Entry e, TensorEncoding.Parts parts, Options options) {
         Map<String, Object> attrs = new LinkedHashMap<>();
         if (parts.encoding().equals(TensorEncoding.WEIGHTLET) && options.keep().contains(e.kind())) {
-            attrs.put(TensorEncoding.KEPT, options.keepType().name());
+            attrs.put(TensorEncoding.KEPT, KeepType.q8.name());
             return attrs;
         }
         if (!parts.encoding().equals(TensorEncoding.WEIGHTLET) || !options.smooths(e.kind())) return attrs;

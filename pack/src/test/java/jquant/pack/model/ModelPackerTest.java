@@ -59,6 +59,7 @@ class ModelPackerTest {
                         case f32 -> TensorEncoding.F32;
                         case f16 -> TensorEncoding.F16;
                         case q8 -> TensorEncoding.WEIGHTLET;
+                        case auto -> TensorEncoding.F16;   // 64-wide rows: a q8 row pads to 128 weights, more than f16's 128 bytes
                     });
                     if (type == ModelPacker.KeepType.q8) {
                         assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
@@ -68,6 +69,15 @@ class ModelPackerTest {
                 }
             }
         }
+    }
+
+    @Test
+    void autoKeepsAsQ8WhereThatIsSmallerThanF16() {
+        assertThat(ModelPacker.KeepType.auto.of(512, 64)).isEqualTo(ModelPacker.KeepType.f16);     // stories260K: 132 bytes a row against 128
+        assertThat(ModelPacker.KeepType.auto.of(512, 256)).isEqualTo(ModelPacker.KeepType.q8);     // tinystories-6M: 260 against 512
+        assertThat(ModelPacker.KeepType.auto.of(128_256, 4096)).isEqualTo(ModelPacker.KeepType.q8); // Llama 3 8B
+        assertThat(ModelPacker.KeepType.auto.of(512, 172)).isEqualTo(ModelPacker.KeepType.q8);     // 260 against 344
+        assertThat(ModelPacker.KeepType.f16.of(512, 4096)).isEqualTo(ModelPacker.KeepType.f16);
     }
 
     @Test
@@ -86,7 +96,7 @@ class ModelPackerTest {
             try (JqwFile f = JqwFile.open(a)) {
                 assertThat(f.layers()).extracting(JqwLayer::name).containsExactly(
                         "embedding", "layer.0", "layer.1", "layer.2", "layer.3", "layer.4", "head");
-                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);   // kept, f16 by default
+                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);   // kept, auto: f16 at 64 wide
                 // every channel unpacks to the quantizer's codes for its planned width, with its scale
                 JqwTensor up = f.tensors().get("blk.2.ffn_up");
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(f, up);
