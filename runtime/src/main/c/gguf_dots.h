@@ -16,14 +16,19 @@
 #define GG_ROW_ATTRIBUTES
 #endif
 
+/* Sum over 32 (or 16) codes times activations: plain loops the compiler vectorizes. */
+static inline GG_ROW_ATTRIBUTES int32_t gg_sum(const int8_t *codes, const int8_t *q, int n) {
+    int32_t sum = 0;
+    for (int i = 0; i < n; i++) sum += codes[i] * q[i];
+    return sum;
+}
+
 /* Q8_0 blocks b in [b0, b1) of a row continuing acc: dot = sum of int8 codes times q, term = dot * (d * xd). */
 static inline GG_ROW_ATTRIBUTES float gg_q8_0_from(const uint8_t *row, int32_t b0, int32_t b1, const int8_t *q, const float *xd, const int16_t *sums, float acc) {
     (void) sums;
     for (int32_t b = b0; b < b1; b++) {
         const uint8_t *p = row + Q8_0_BYTES * b;
-        int32_t dot = 0;
-        for (int j = 0; j < 32; j++) dot += (int8_t) p[2 + j] * q[32 * b + j];
-        acc += (float) dot * (gg_half(p) * xd[b]);
+        acc += (float) gg_sum((const int8_t *) p + 2, q + 32 * b, 32) * (gg_half(p) * xd[b]);
     }
     return acc;
 }
@@ -42,17 +47,21 @@ static inline GG_ROW_ATTRIBUTES float gg_q4_0_from(const uint8_t *row, int32_t b
 
 /* Q4_K (qh NULL) and Q5_K superblock terms: dot = sum_s sc_s * sum(code * q), mdot = sum_s m_s * sum(q). */
 static inline GG_ROW_ATTRIBUTES float gg_qk_term(const uint8_t *p, const uint8_t *qh, const uint8_t *qs, const int8_t *q, float xd, const int16_t *sums) {
+    int8_t codes[256];
+    for (int j = 0; j < 4; j++) {
+        for (int l = 0; l < 32; l++) {
+            codes[64 * j + l] = qs[32 * j + l] & 15;
+            codes[64 * j + 32 + l] = qs[32 * j + l] >> 4;
+        }
+    }
+    if (qh) {
+        for (int s = 0; s < 8; s++) for (int l = 0; l < 32; l++) codes[32 * s + l] |= ((qh[l] >> s) & 1) << 4;
+    }
     int32_t dot = 0, mdot = 0;
     for (int s = 0; s < 8; s++) {
         int scale, min;
         gg_scale_min(p + 4, s, &scale, &min);
-        int32_t sub = 0;
-        for (int l = 0; l < 32; l++) {
-            int code = s % 2 == 0 ? qs[32 * (s / 2) + l] & 15 : qs[32 * (s / 2) + l] >> 4;
-            if (qh) code |= ((qh[l] >> s) & 1) << 4;
-            sub += code * q[32 * s + l];
-        }
-        dot += scale * sub;
+        dot += scale * gg_sum(codes + 32 * s, q + 32 * s, 32);
         mdot += min * (sums[2 * s] + sums[2 * s + 1]);
     }
     return (float) dot * (gg_half(p) * xd) - (float) mdot * (gg_half(p + 2) * xd);
@@ -74,22 +83,23 @@ static inline GG_ROW_ATTRIBUTES float gg_q5_k_from(const uint8_t *row, int32_t b
     return acc;
 }
 
-/* Q6_K: weight e = 128h + 32k + l, code as gg_decode_q6_k's, sub-block scales int8 per 16 weights. */
+/* Q6_K: weight e = 128h + 32k + l, code as gg_decode_q6_k's, minus 32; sub-block scales int8 per 16 weights. */
 static inline GG_ROW_ATTRIBUTES float gg_q6_k_from(const uint8_t *row, int32_t b0, int32_t b1, const int8_t *q, const float *xd, const int16_t *sums, float acc) {
     (void) sums;
     for (int32_t b = b0; b < b1; b++) {
         const uint8_t *p = row + Q6_K_BYTES * b;
-        const int8_t *x = q + 256 * b;
-        int32_t dot = 0;
-        for (int s = 0; s < 16; s++) {
-            int32_t sub = 0;
-            for (int i = 0; i < 16; i++) {
-                int e = 16 * s + i, h = e / 128, k = e % 128 / 32, l = e % 32;
-                int lo = (p[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 15, hi = (p[128 + 32 * h + l] >> (2 * k)) & 3;
-                sub += ((lo | hi << 4) - 32) * x[e];
+        int8_t codes[256];
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = p + 64 * h, *qh = p + 128 + 32 * h;
+            for (int l = 0; l < 32; l++) {
+                codes[128 * h + l] = (int8_t) (((ql[l] & 15) | (qh[l] & 3) << 4) - 32);
+                codes[128 * h + 32 + l] = (int8_t) (((ql[32 + l] & 15) | ((qh[l] >> 2) & 3) << 4) - 32);
+                codes[128 * h + 64 + l] = (int8_t) (((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
+                codes[128 * h + 96 + l] = (int8_t) (((ql[32 + l] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
             }
-            dot += (int8_t) p[192 + s] * sub;
         }
+        int32_t dot = 0;
+        for (int s = 0; s < 16; s++) dot += (int8_t) p[192 + s] * gg_sum(codes + 16 * s, q + 256 * b + 16 * s, 16);
         acc += (float) dot * (gg_half(p + 208) * xd[b]);
     }
     return acc;

@@ -228,10 +228,194 @@ static void gg_q6_k_quad(const uint8_t *const rp[4], int32_t blocks, const int8_
     _mm_storeu_ps(out, acc);
 }
 
+/*
+ * Prefill: sixteen columns per 512-bit register, one lane each, so that a row's dot of a block lands in
+ * the lanes with no horizontal sum (as ggml's repacked GEMM kernels have rows in lanes; here the
+ * activations are the ones rearranged, once per call). Per group of four weights: the row's four codes
+ * broadcast to every lane (vpermd), times the sixteen columns' four activations (vpdpbusd). Each lane
+ * then adds its terms in block order: gguf_dots.h's formula, bit for bit.
+ */
+#define GG_TILE 16
+/* Batches of at least this many columns take the tiles (a tile with fewer columns leaves lanes idle). */
+#define GG_TILE_MIN 8
+
+/* A tile's columns [t0, t0 + n), zeros past them: X[16g + c] = column c's activations 4g .. 4g + 3, XD[16b + c] its
+   block scales, and S its sums: per block of 32 (pairs = 0), or in int16 pairs per 32 (pairs = 32) or per 16 (pairs = 16). */
+static void gg_tile_arrange(int32_t cols, int32_t B, int pairs, const int8_t *q, const float *d, const int16_t *sums, int32_t t0, int32_t n,
+                            int32_t *X, float *XD, int32_t *S) {
+    for (int32_t g = 0; g < cols / 4; g++) {
+        for (int c = 0; c < GG_TILE; c++) {
+            int32_t v = 0;
+            if (c < n) memcpy(&v, q + (int64_t) (t0 + c) * cols + 4 * g, 4);
+            X[GG_TILE * g + c] = v;
+        }
+    }
+    for (int32_t b = 0; b < cols / B; b++) {
+        for (int c = 0; c < GG_TILE; c++) XD[GG_TILE * b + c] = c < n ? d[(int64_t) (t0 + c) * (cols / B) + b] : 0.0f;
+    }
+    int32_t per = pairs == 0 ? 32 : 2 * pairs;
+    for (int32_t j = 0; j < cols / per; j++) {
+        for (int c = 0; c < GG_TILE; c++) {
+            int32_t v = 0;
+            if (c < n) {
+                const int16_t *s16 = sums + (int64_t) (t0 + c) * (cols / 16);
+                if (pairs == 0) v = s16[2 * j] + s16[2 * j + 1];
+                else if (pairs == 32) v = (uint16_t) (s16[4 * j] + s16[4 * j + 1]) | (uint32_t) (uint16_t) (s16[4 * j + 2] + s16[4 * j + 3]) << 16;
+                else v = (uint16_t) s16[2 * j] | (uint32_t) (uint16_t) s16[2 * j + 1] << 16;
+            }
+            S[GG_TILE * j + c] = v;
+        }
+    }
+}
+
+/* Dword g of v in every lane. */
+#define GG_BCAST(v, g) _mm512_permutexvar_epi32(_mm512_set1_epi32(g), v)
+
+/* Sum over groups g0 .. g0 + count - 1 of dword (base + g) of plane times X's group g0 + g. */
+static inline __attribute__((always_inline)) __m512i gg_groups(__m512i plane, int base, int count, const int32_t *X, int32_t g0) {
+    __m512i t = _mm512_setzero_si512();
+    for (int g = 0; g < count; g++) t = _mm512_dpbusd_epi32(t, GG_BCAST(plane, base + g), _mm512_loadu_si512(X + GG_TILE * (g0 + g)));
+    return t;
+}
+
+/* One row against a tile: lane c = the row's output for column c. */
+static inline __attribute__((always_inline)) __m512 gg_tile_q4_0(const uint8_t *row, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    const __m128i m = _mm_set1_epi8(15);
+    __m512 acc = _mm512_setzero_ps();
+    for (int32_t b = 0; b < blocks; b++) {
+        const uint8_t *p = row + Q4_0_BYTES * b;
+        __m128i v = _mm_loadu_si128((const __m128i *) (p + 2));
+        __m512i codes = _mm512_castsi256_si512(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m), _mm_and_si128(v, m)));
+        __m512i dot = gg_groups(codes, 0, 8, X, 8 * b);
+        dot = _mm512_sub_epi32(dot, _mm512_slli_epi32(_mm512_loadu_si512(S + GG_TILE * b), 3));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_set1_ps(gg_half(p)), _mm512_loadu_ps(XD + GG_TILE * b))));
+    }
+    return acc;
+}
+
+static inline __attribute__((always_inline)) __m512 gg_tile_q8_0(const uint8_t *row, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    const __m512i k128 = _mm512_set1_epi8((char) 0x80);
+    __m512 acc = _mm512_setzero_ps();
+    for (int32_t b = 0; b < blocks; b++) {
+        const uint8_t *p = row + Q8_0_BYTES * b;
+        __m512i codes = _mm512_castsi256_si512(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (p + 2)), _mm512_castsi512_si256(k128)));
+        __m512i dot = gg_groups(codes, 0, 8, X, 8 * b);
+        dot = _mm512_sub_epi32(dot, _mm512_slli_epi32(_mm512_loadu_si512(S + GG_TILE * b), 7));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_set1_ps(gg_half(p)), _mm512_loadu_ps(XD + GG_TILE * b))));
+    }
+    return acc;
+}
+
+/* Q4_K (five = 0) and Q5_K: sub-block s's codes are dwords 8 ((s / 2) % 2) .. + 7 of plane n[2 (s / 4) + s % 2]. */
+static inline __attribute__((always_inline)) __m512 gg_tile_k(const uint8_t *row, int five, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    const __m512i m = _mm512_set1_epi8(15);
+    const int bytes = five ? Q5_K_BYTES : Q4_K_BYTES;
+    __m512 acc = _mm512_setzero_ps();
+    for (int32_t b = 0; b < blocks; b++) {
+        const uint8_t *p = row + (int64_t) bytes * b, *qs = p + (five ? 48 : 16);
+        uint8_t sm[16];
+        _mm_storeu_si128((__m128i *) sm, _mm256_cvtepi16_epi8(gg_k_scales(p)));
+        __m512i q0 = _mm512_loadu_si512(qs), q1 = _mm512_loadu_si512(qs + 64);
+        __m512i n[4] = {_mm512_and_si512(q0, m), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m),
+                        _mm512_and_si512(q1, m), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m)};
+        if (five) {
+            __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (p + 16)));
+            const __m512i sixteen = _mm512_set1_epi8(16);
+            n[0] = _mm512_mask_add_epi8(n[0], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x01), _mm256_set1_epi8(0x04), 1)), n[0], sixteen);
+            n[1] = _mm512_mask_add_epi8(n[1], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x02), _mm256_set1_epi8(0x08), 1)), n[1], sixteen);
+            n[2] = _mm512_mask_add_epi8(n[2], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x10), _mm256_set1_epi8(0x40), 1)), n[2], sixteen);
+            n[3] = _mm512_mask_add_epi8(n[3], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x20), _mm256_set1_epi8((char) 0x80), 1)), n[3], sixteen);
+        }
+        __m512i dot = _mm512_setzero_si512(), mdot = _mm512_setzero_si512();
+        for (int s = 0; s < 8; s++) {
+            __m512i t = gg_groups(n[2 * (s / 4) + s % 2], 8 * ((s / 2) % 2), 8, X, 64 * b + 8 * s);
+            dot = _mm512_add_epi32(dot, _mm512_mullo_epi32(t, _mm512_set1_epi32(sm[s])));
+        }
+        for (int i = 0; i < 4; i++) {
+            mdot = _mm512_dpwssd_epi32(mdot, _mm512_loadu_si512(S + GG_TILE * (4 * b + i)), _mm512_set1_epi32(sm[8 + 2 * i] | sm[9 + 2 * i] << 16));
+        }
+        __m512 xd = _mm512_loadu_ps(XD + GG_TILE * b);
+        __m512 t = _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_set1_ps(gg_half(p)), xd)),
+                                 _mm512_mul_ps(_mm512_cvtepi32_ps(mdot), _mm512_mul_ps(_mm512_set1_ps(gg_half(p + 2)), xd)));
+        acc = _mm512_add_ps(acc, t);
+    }
+    return acc;
+}
+
+static inline __attribute__((always_inline)) __m512 gg_tile_q4_k(const uint8_t *row, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    return gg_tile_k(row, 0, blocks, X, XD, S);
+}
+
+static inline __attribute__((always_inline)) __m512 gg_tile_q5_k(const uint8_t *row, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    return gg_tile_k(row, 1, blocks, X, XD, S);
+}
+
+/* Q6_K: sub-block s = 8h + 2k + half (16 weights) is dwords 8 (k % 2) + 4 half .. + 3 of half h's plane for k / 2. */
+static inline __attribute__((always_inline)) __m512 gg_tile_q6_k(const uint8_t *row, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
+    const __m512i m = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
+    const __m512i up = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1), down = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    __m512 acc = _mm512_setzero_ps();
+    for (int32_t b = 0; b < blocks; b++) {
+        const uint8_t *p = row + (int64_t) Q6_K_BYTES * b;
+        const int8_t *sc = (const int8_t *) p + 192;
+        __m512i planes[2][2];
+        for (int h = 0; h < 2; h++) {
+            __m512i ql = _mm512_loadu_si512(p + 64 * h);
+            __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (p + 128 + 32 * h)));
+            planes[h][0] = _mm512_or_si512(_mm512_and_si512(ql, m), _mm512_and_si512(_mm512_sllv_epi16(qh, up), top));
+            planes[h][1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m), _mm512_and_si512(_mm512_srlv_epi16(qh, down), top));
+        }
+        __m512i dot = _mm512_setzero_si512(), off = _mm512_setzero_si512();
+        for (int s = 0; s < 16; s++) {
+            int h = s / 8, k = (s % 8) / 2, half = s % 2;
+            __m512i t = gg_groups(planes[h][k / 2], 8 * (k % 2) + 4 * half, 4, X, 64 * b + 4 * s);
+            dot = _mm512_add_epi32(dot, _mm512_mullo_epi32(t, _mm512_set1_epi32(sc[s])));
+        }
+        for (int i = 0; i < 8; i++) {
+            off = _mm512_dpwssd_epi32(off, _mm512_loadu_si512(S + GG_TILE * (8 * b + i)),
+                                      _mm512_set1_epi32((uint16_t) sc[2 * i] | (uint32_t) (uint16_t) sc[2 * i + 1] << 16));
+        }
+        dot = _mm512_sub_epi32(dot, _mm512_slli_epi32(off, 5));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_set1_ps(gg_half(p + 208)), _mm512_loadu_ps(XD + GG_TILE * b))));
+    }
+    return acc;
+}
+
+/* Every row against tiles of sixteen columns; the arranged tile (cols * 16 bytes and its scales and sums) is made once per call. */
+#define GG_TILES(type, TYPE, B, PAIRS)                                                                                \
+    static void gg_##type##_tiles(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, int32_t columns,    \
+                                  const int8_t *q, const float *d, const int16_t *sums, float *y, int64_t ystride) {    \
+        int32_t blocks = cols / TYPE##_WEIGHTS;                                                                       \
+        int32_t *X = aligned_alloc(64, (size_t) cols / 4 * GG_TILE * 4 + (size_t) cols / 16 * GG_TILE * 4);          \
+        float *XD = aligned_alloc(64, (size_t) (cols / (B)) * GG_TILE * 4 + 64);                                      \
+        int32_t *S = X + cols / 4 * GG_TILE;                                                                          \
+        for (int32_t t0 = 0; t0 < columns; t0 += GG_TILE) {                                                           \
+            int32_t n = columns - t0 < GG_TILE ? columns - t0 : GG_TILE;                                              \
+            gg_tile_arrange(cols, B, PAIRS, q, d, sums, t0, n, X, XD, S);                                             \
+            for (int32_t r = 0; r < rows; r++) {                                                                      \
+                float out[GG_TILE];                                                                                   \
+                _mm512_storeu_ps(out, gg_tile_##type(w + r * rowBytes, blocks, X, XD, S));                            \
+                for (int c = 0; c < n; c++) y[(t0 + c) * ystride + r] = out[c];                                       \
+            }                                                                                                         \
+        }                                                                                                             \
+        free(X);                                                                                                      \
+        free(XD);                                                                                                     \
+    }
+
+GG_TILES(q8_0, Q8_0, 32, 0)
+GG_TILES(q4_0, Q4_0, 32, 0)
+GG_TILES(q4_k, Q4_K, 256, 32)
+GG_TILES(q5_k, Q5_K, 256, 32)
+GG_TILES(q6_k, Q6_K, 256, 16)
+
 /* Rows in fours (a last partial four repeats its first row), each four against every column in turn. */
 #define GG_VEC_EXPORT(type, TYPE, B)                                                                                  \
     JQK_EXPORT void ISA(jq_gg_##type)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, int32_t columns, \
                                       const int8_t *q, const float *d, const int16_t *sums, float *y, int64_t ystride) { \
+        if (columns >= GG_TILE_MIN) {                                                                                 \
+            gg_##type##_tiles(w, rowBytes, rows, cols, columns, q, d, sums, y, ystride);                              \
+            return;                                                                                                   \
+        }                                                                                                             \
         int32_t blocks = cols / TYPE##_WEIGHTS;                                                                       \
         for (int32_t r0 = 0; r0 < rows; r0 += 4) {                                                                    \
             int n = rows - r0 < 4 ? rows - r0 : 4;                                                                    \

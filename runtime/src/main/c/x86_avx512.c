@@ -1,6 +1,7 @@
 /* AVX-512 kernels (F, BW, VL, VNNI): vpdpbusd multiplies 2-bit codes (unsigned bytes) by int8
    activations and sums each four adjacent products into an int32 lane. */
 #include <immintrin.h>
+#include <stdlib.h>
 #include "jqk.h"
 
 #define ISA(name) name##_avx512

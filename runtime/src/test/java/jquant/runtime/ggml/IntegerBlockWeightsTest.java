@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * float64 product of the decoded weights and the dequantized activations, and every kernel — Java's and
  * each instruction set's of the C library this CPU runs — against {@link BlockDots} bit for bit: random
  * blocks with finite scales, row counts that end inside a group of four, rows of whole and partial
- * groups of four blocks, one to five tokens (decode and prefill), one and two threads.
+ * groups of four blocks, one to seventeen tokens (decode, and prefill's full and partial tiles of columns), one and two threads.
  */
 class IntegerBlockWeightsTest {
 
@@ -107,7 +107,7 @@ class IntegerBlockWeightsTest {
         for (Optional<NativeKernels> k : sources) {
             for (DType type : TYPES) {
                 for (int rows : new int[] {5, 16}) {
-                    for (int tokens : new int[] {1, 2, 5}) all.add(Arguments.of(k.map(Object::toString).orElse("Java"), k, type, rows, tokens));
+                    for (int tokens : new int[] {1, 2, 5, 17}) all.add(Arguments.of(k.map(Object::toString).orElse("Java"), k, type, rows, tokens));
                 }
             }
         }
