@@ -271,11 +271,16 @@ static void gg_tile_arrange(int32_t cols, int32_t B, int pairs, const int8_t *q,
 /* Dword g of v in every lane. */
 #define GG_BCAST(v, g) _mm512_permutexvar_epi32(_mm512_set1_epi32(g), v)
 
-/* Sum over groups g0 .. g0 + count - 1 of dword (base + g) of plane times X's group g0 + g. */
+/* Sum over groups g0 .. g0 + count - 1 (4 or 8) of dword (base + g) of plane times X's group g0 + g: two chains of
+   vpdpbusd (one would wait out each one's latency). */
 static inline __attribute__((always_inline)) __m512i gg_groups(__m512i plane, int base, int count, const int32_t *X, int32_t g0) {
-    __m512i t = _mm512_setzero_si512();
-    for (int g = 0; g < count; g++) t = _mm512_dpbusd_epi32(t, GG_BCAST(plane, base + g), _mm512_loadu_si512(X + GG_TILE * (g0 + g)));
-    return t;
+    __m512i t0 = _mm512_setzero_si512(), t1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int g = 0; g < count; g += 2) {
+        t0 = _mm512_dpbusd_epi32(t0, GG_BCAST(plane, base + g), _mm512_loadu_si512(X + GG_TILE * (g0 + g)));
+        t1 = _mm512_dpbusd_epi32(t1, GG_BCAST(plane, base + g + 1), _mm512_loadu_si512(X + GG_TILE * (g0 + g + 1)));
+    }
+    return _mm512_add_epi32(t0, t1);
 }
 
 /* One row against a tile: lane c = the row's output for column c. */
@@ -327,6 +332,7 @@ static inline __attribute__((always_inline)) __m512 gg_tile_k(const uint8_t *row
             n[3] = _mm512_mask_add_epi8(n[3], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x20), _mm256_set1_epi8((char) 0x80), 1)), n[3], sixteen);
         }
         __m512i dot = _mm512_setzero_si512(), mdot = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (int s = 0; s < 8; s++) {
             __m512i t = gg_groups(n[2 * (s / 4) + s % 2], 8 * ((s / 2) % 2), 8, X, 64 * b + 8 * s);
             dot = _mm512_add_epi32(dot, _mm512_mullo_epi32(t, _mm512_set1_epi32(sm[s])));
@@ -366,6 +372,7 @@ static inline __attribute__((always_inline)) __m512 gg_tile_q6_k(const uint8_t *
             planes[h][1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m), _mm512_and_si512(_mm512_srlv_epi16(qh, down), top));
         }
         __m512i dot = _mm512_setzero_si512(), off = _mm512_setzero_si512();
+#pragma GCC unroll 16
         for (int s = 0; s < 16; s++) {
             int h = s / 8, k = (s % 8) / 2, half = s % 2;
             __m512i t = gg_groups(planes[h][k / 2], 8 * (k % 2) + 4 * half, 4, X, 64 * b + 4 * s);
