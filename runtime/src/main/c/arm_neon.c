@@ -149,3 +149,4 @@ static inline __attribute__((always_inline)) int32x4_t wl_dot(int32x4_t acc, con
 /* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"
+#include "gguf_dots.h"

@@ -177,3 +177,4 @@ static inline __attribute__((always_inline)) __m256i wl_dot(__m256i acc, const i
 /* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"
+#include "gguf_dots.h"

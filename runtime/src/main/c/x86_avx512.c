@@ -1,6 +1,7 @@
 /* AVX-512 kernels (F, BW, VL, VNNI): vpdpbusd multiplies 2-bit codes (unsigned bytes) by int8
    activations and sums each four adjacent products into an int32 lane. */
 #include <immintrin.h>
+#include <stdlib.h>
 #include "jqk.h"
 
 #define ISA(name) name##_avx512
@@ -220,3 +221,12 @@ static void wl_group4(const uint8_t *g, int B, int8_t *v) {
 /* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 
 #include "gguf_rows.h"
+/* GCC 12 vectorizes the plain rows' int8 x int8 sums into vpdpbusd, which takes one side as unsigned: wrong sums. */
+#define GG_ROW_ATTRIBUTES __attribute__((optimize("no-tree-vectorize")))
+#define GG_VEC_Q8_0
+#define GG_VEC_Q4_0
+#define GG_VEC_Q4_K
+#define GG_VEC_Q5_K
+#define GG_VEC_Q6_K
+#include "gguf_dots.h"
+#include "gguf_dots_avx512.h"

@@ -1,7 +1,8 @@
 /*
  * The native kernels of one instruction set (SUFFIX, with LANES float lanes) on seeded data, checked
  * bit for bit against plain loops written here: T2P and TQ2_0 dots and floats (the shared formula,
- * which does not depend on the lanes), float16 and Q4_0 rows by LANES fused multiply-add chains. The
+ * which does not depend on the lanes), float16 and Q4_0 rows by LANES fused multiply-add chains, and
+ * llama.cpp's block types times quantized activations (the integer block kernels' formula). The
  * Java oracle tests cover the x86 instruction sets in ./run-tests; this program is how the arm64
  * (NEON) kernels are run on an x86 machine, under qemu (scripts/check-arm64-kernels). Exit 0 when all
  * are equal.
@@ -23,11 +24,46 @@ void K(jq_t2p_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32
 void K(jq_tq2_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns, const int8_t *act, float *y, int64_t ystride, int32_t *dots, int64_t dstride);
 void K(jq_rows_f16_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
 void K(jq_rows_q4_0_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
+typedef void (*gg_kernel)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, int32_t columns, const int8_t *q, const float *d,
+                          const int16_t *sums, float *y, int64_t ystride);
+void K(jq_gg_q8_0_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
+void K(jq_gg_q4_0_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
+void K(jq_gg_q4_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
+void K(jq_gg_q5_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
+void K(jq_gg_q6_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
 static uint32_t seed = 12345;
 static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed >> 8; }
 static float half(uint16_t h) { uint32_t s = (uint32_t) (h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, b; float f;
   if (e == 31) b = s | 0x7f800000u | m << 13; else if (e) b = s | (e + 112) << 23 | m << 13; else { f = (float) m * 0x1p-24f; memcpy(&b, &f, 4); b |= s; }
   memcpy(&f, &b, 4); return f; }
+static float half_at(const uint8_t *p) { return half((uint16_t) (p[0] | p[1] << 8)); }
+/* Q4_K / Q5_K sub-block s's 6-bit scale (m = 0) or minimum (m = 1) */
+static int k_scale(const uint8_t *sc, int s, int m) {
+  if (s < 4) return sc[s + 4 * m] & 63;
+  return m == 0 ? (sc[s + 4] & 15) | (sc[s - 4] >> 6) << 4 : (sc[s + 4] >> 4) | (sc[s] >> 6) << 4; }
+/* Type t (0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q5_K, 4 Q6_K) row times one quantized column, weight by weight */
+static float gg_ref(int t, const uint8_t *row, int cols, const int8_t *q, const float *xd, const int16_t *s16) {
+  float acc = 0.0f;
+  if (t <= 1) {
+    for (int b = 0; b < cols / 32; b++) { const uint8_t *p = row + (t == 0 ? 34 : 18) * b; int dot = 0;
+      for (int j = 0; j < 32; j++) dot += (t == 0 ? (int8_t) p[2 + j] : (j < 16 ? p[2 + j] & 15 : p[2 + j - 16] >> 4) - 8) * q[32 * b + j];
+      volatile float f = half_at(p) * xd[b]; volatile float term = (float) dot * f; acc = acc + term; }
+    return acc; }
+  for (int b = 0; b < cols / 256; b++) { const uint8_t *p = row + (t == 2 ? 144 : t == 3 ? 176 : 210) * b; const int8_t *x = q + 256 * b; int dot = 0, mdot = 0;
+    if (t == 4) {
+      for (int e = 0; e < 256; e++) { int h = e / 128, k = e % 128 / 32, l = e % 32;
+        int code = ((p[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 15) | ((p[128 + 32 * h + l] >> (2 * k)) & 3) << 4;
+        dot += (int8_t) p[192 + e / 16] * (code - 32) * x[e]; }
+      volatile float f = half_at(p + 208) * xd[b]; volatile float term = (float) dot * f; acc = acc + term;
+    } else {
+      const uint8_t *qs = p + (t == 3 ? 48 : 16);
+      for (int e = 0; e < 256; e++) { int s = e / 32, v = qs[32 * (e / 64) + e % 32], code = s % 2 == 0 ? v & 15 : v >> 4;
+        if (t == 3) code |= ((p[16 + e % 32] >> s) & 1) << 4;
+        dot += k_scale(p + 4, s, 0) * code * x[e]; }
+      for (int s = 0; s < 8; s++) mdot += k_scale(p + 4, s, 1) * (s16[16 * b + 2 * s] + s16[16 * b + 2 * s + 1]);
+      volatile float f1 = half_at(p) * xd[b], f2 = half_at(p + 2) * xd[b]; volatile float a = (float) dot * f1, c = (float) mdot * f2;
+      volatile float term = a - c; acc = acc + term; } }
+  return acc; }
 static int fails = 0;
 static void expect(const char *what, int ok) { if (!ok) { printf("FAIL %s\n", what); fails++; } }
 int main(void) {
@@ -89,6 +125,26 @@ int main(void) {
     float s = 0.0f; for (int c = 0; c < L; c++) s += ch[c]; yref[r] = s; }
   K(jq_rows_q4_0_)(q4, qc / 32 * 18, rows, qc, x, y);
   expect("q4_0 rows", !memcmp(y, yref, rows * 4));
+  /* llama.cpp's block types: 12 rows, 17 columns (prefill tiles where the instruction set has them) and 1 */
+  const gg_kernel gg[5] = {K(jq_gg_q8_0_), K(jq_gg_q4_0_), K(jq_gg_q4_k_), K(jq_gg_q5_k_), K(jq_gg_q6_k_)};
+  const char *names[5] = {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"};
+  const int bytes[5] = {34, 18, 144, 176, 210}, weights[5] = {32, 32, 256, 256, 256}, scaleAt[5] = {0, 0, 0, 0, 208};
+  for (int t = 0; t < 5; t++) {
+    int gc = weights[t] == 32 ? 544 : 768, nb = gc / weights[t], cn = 17; int64_t rb = (int64_t) nb * bytes[t];
+    uint8_t *w = malloc(rows * rb); for (int64_t i = 0; i < rows * rb; i++) w[i] = rnd();
+    for (int i = 0; i < rows * nb; i++) { uint16_t s = 0x1000 + rnd() % 0x1000; memcpy(w + (int64_t) i * bytes[t] + scaleAt[t], &s, 2);
+      if (t == 2 || t == 3) { s = 0x1000 + rnd() % 0x1000; memcpy(w + (int64_t) i * bytes[t] + 2, &s, 2); } }
+    int8_t *gq = malloc(cn * gc); float *gd = malloc(cn * nb * 4); int16_t *gs = calloc(cn * gc / 16, 2);
+    for (int i = 0; i < cn * gc; i++) { gq[i] = (int8_t) ((int) (rnd() % 255) - 127); gs[i / 16] += gq[i]; }
+    for (int i = 0; i < cn * nb; i++) gd[i] = 0.001f + (rnd() % 1000) * 1e-5f;
+    float *gy = malloc(cn * rows * 4), *gref = malloc(cn * rows * 4);
+    for (int c = 0; c < cn; c++) for (int r = 0; r < rows; r++)
+      gref[c * rows + r] = gg_ref(t, w + r * rb, gc, gq + c * gc, gd + c * nb, gs + c * gc / 16);
+    gg[t](w, rb, rows, gc, cn, gq, gd, gs, gy, rows);
+    char what[64]; snprintf(what, sizeof what, "%s block dots, %d columns", names[t], cn); expect(what, !memcmp(gy, gref, cn * rows * 4));
+    gg[t](w, rb, rows - 1, gc, 1, gq, gd, gs, gy, rows);
+    snprintf(what, sizeof what, "%s block dots, 1 column", names[t]); expect(what, !memcmp(gy, gref, (rows - 1) * 4));
+    free(w); free(gq); free(gd); free(gs); free(gy); free(gref); }
   printf("%s: %d failures\n", fails ? "FAILED" : "all equal", fails);
   return fails != 0;
 }

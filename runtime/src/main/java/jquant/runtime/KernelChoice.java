@@ -3,9 +3,10 @@ package jquant.runtime;
 /**
  * How a checkpoint's linear layers multiply (the CLI's {@code --kernels}). {@code auto} runs
  * ternary tensors (and exactly ternary float matrices) on the integer ternary kernels in their stored
- * layout, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P row pairs
- * at load where the shape allows; {@code float} multiplies every tensor in float32, ternary ones decoded
- * row by row as they are used (the comparison baseline: activations are then not quantized).
+ * layout, llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K and Q6_K on integer block dot products as llama.cpp
+ * computes them, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P
+ * row pairs at load where the shape allows; {@code float} multiplies every tensor in float32, quantized
+ * ones decoded row by row as they are used (the comparison baseline: activations are then not quantized).
  */
 public enum KernelChoice {
     AUTO, T2P, FLOAT;

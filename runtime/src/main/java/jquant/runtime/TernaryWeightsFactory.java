@@ -12,6 +12,7 @@ import jquant.formats.quant.Pq2Block;
 import jquant.formats.quant.TernaryDetector;
 import jquant.formats.quant.TernaryTensor;
 import jquant.core.WorkerPool;
+import jquant.runtime.ggml.IntegerBlockWeights;
 import jquant.runtime.ternary.Pq2Matrix;
 import jquant.runtime.ternary.TernaryKernels;
 import jquant.runtime.ternary.TernaryMatrix;
@@ -27,6 +28,8 @@ import jquant.runtime.ternary.TernaryMatrix;
  *       ({@link TernaryDetector}, per block) → packed once to PQ2_0 losslessly (a 2.125-bit copy, 1/15
  *       of an F32 tensor); any other float tensor, or one whose columns are not a multiple of 128,
  *       stays dense;</li>
+ *   <li>llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K and Q6_K → integer block dot products on int8-quantized
+ *       activations, as llama.cpp computes them ({@link IntegerBlockWeights}), in place;</li>
  *   <li>with {@link Layout#T2P}, every stock ternary tensor whose shape fits (rows % 4, cols % 128) is
  *       repacked to the T2P row-pair layout at load, by request: an off-heap copy the size of the
  *       tensor (PQ2_0 and TQ2_0: about the file's size; PTQ1_0: 21% larger), made once; the rest
@@ -123,8 +126,17 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         return new TernaryLinearWeights(m, pool);
     }
 
-    /** The tensor multiplied where it is stored ({@link LinearWeightsFactory#inPlace}). */
+    /**
+     * The tensor multiplied where it is stored: llama.cpp's common block types by integer block dot
+     * products as llama.cpp computes them ({@link IntegerBlockWeights}), the rest as
+     * {@link LinearWeightsFactory#inPlace}.
+     */
     private LinearWeights dense(Tensor tensor, String reason) {
+        if (IntegerBlockWeights.serves(tensor)) {
+            IntegerBlockWeights w = new IntegerBlockWeights(tensor, compute);
+            decisions.add(new Decision(tensor.name(), w.kernel(), reason));
+            return w;
+        }
         decisions.add(new Decision(tensor.name(), DENSE, reason));
         return LinearWeightsFactory.inPlace(compute).create(null, 0, tensor);
     }

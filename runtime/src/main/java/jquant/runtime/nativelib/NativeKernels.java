@@ -32,6 +32,7 @@ public final class NativeKernels {
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
     private final MethodHandle weightletNpu;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
+    private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -47,6 +48,10 @@ public final class NativeKernels {
         for (RowType t : RowType.values()) {
             rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
                     FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+            if (t != RowType.F16) {
+                blockDots[t.ordinal()] = lib.downcall("jq_gg_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
+                        FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+            }
         }
     }
 
@@ -136,6 +141,22 @@ public final class NativeKernels {
     public void rows(RowType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
         try {
             this.rows[type.ordinal()].invokeExact(w, rowBytes, rows, cols, x, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_gg_<type>}: {@code y[c · ystride + r]} for {@code rows} rows of a block type (not F16) at
+     * {@code w} ({@code rowBytes} per row, {@code cols} weights) times {@code columns} activation columns
+     * quantized as {@code jquant.runtime.ggml.Q8Activations} holds them: int8 values {@code q} (cols per
+     * column), float block scales {@code d}, int16 sums of 16 {@code sums}; by that class's exact
+     * integer arithmetic and float formula ({@code jquant.runtime.ggml.BlockDots}).
+     */
+    public void blockDots(RowType type, MemorySegment w, long rowBytes, int rows, int cols, int columns, MemorySegment q, MemorySegment d,
+                          MemorySegment sums, MemorySegment y, long ystride) {
+        try {
+            blockDots[type.ordinal()].invokeExact(w, rowBytes, rows, cols, columns, q, d, sums, y, ystride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

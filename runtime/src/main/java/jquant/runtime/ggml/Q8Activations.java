@@ -1,0 +1,116 @@
+package jquant.runtime.ggml;
+
+import jquant.core.WorkerPool;
+
+/**
+ * Activation columns quantized to int8 per block as llama.cpp quantizes them before its integer dot
+ * products (ggml-cpu): {@link Kind#Q8_0} for Q4_0 and Q8_0 weights, {@link Kind#Q8_K} for the
+ * K-quants. Each column keeps its int8 values, one float scale per block and the sum of every 16
+ * values (ggml's {@code bsums}, which the kernels use for the weights' offsets and minimums).
+ *
+ * <ul>
+ * <li>Q8_0 (ggml-cpu's x86 {@code quantize_row_q8_0}, 32 values): {@code amax = max|x|},
+ * scale {@code d = fp16(amax / 127)} (kept as the float it rounds to), {@code q = rint(x · (127 / amax))},
+ * ties to even; an all-zero block gets scale 0 and zeros.</li>
+ * <li>Q8_K ({@code quantize_row_q8_K_ref} in ggml-quants.c, 256 values): {@code max} = the first value of
+ * largest magnitude, {@code iscale = −127 / max}, {@code q = rint(iscale · x)}, {@code d = 1 / iscale}
+ * (float32); an all-zero block gets scale 0 and zeros.</li>
+ * </ul>
+ * Both clamp q to ±127 (where ggml saturates), so no value is −128. A non-finite activation is an error.
+ */
+public final class Q8Activations {
+
+    /** The activation block type, ggml's names. */
+    public enum Kind {
+        Q8_0(32), Q8_K(256);
+
+        /** Values per block (one scale each). */
+        public final int block;
+
+        Kind(int block) { this.block = block; }
+    }
+
+    /** Values per sum in {@link #sums}. */
+    public static final int SUM_GROUP = 16;
+
+    final Kind kind;
+    final int cols, columns;
+    /** {@code q[c · cols + k]}. */
+    final byte[] q;
+    /** {@code d[c · cols / block + b]}. */
+    final float[] d;
+    /** {@code sums[c · cols / 16 + g]}: the sum of q over values 16g .. 16g + 15 of column c. */
+    final short[] sums;
+
+    private Q8Activations(Kind kind, int cols, int columns) {
+        this.kind = kind;
+        this.cols = cols;
+        this.columns = columns;
+        this.q = new byte[cols * columns];
+        this.d = new float[cols / kind.block * columns];
+        this.sums = new short[cols / SUM_GROUP * columns];
+    }
+
+    /** Columns {@code [0, columns)} of {@code x} ({@code cols} values each), quantized on {@code pool}'s threads when there are several. */
+    public static Q8Activations quantize(Kind kind, float[] x, int columns, int cols, WorkerPool pool) {
+        if (cols <= 0 || cols % kind.block != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + kind.block);
+        Q8Activations a = new Q8Activations(kind, cols, columns);
+        if (columns == 1 || pool == null) {
+            for (int c = 0; c < columns; c++) a.quantizeColumn(x, c);
+        } else {
+            pool.forRange(columns, cols, (worker, start, end) -> {
+                for (int c = start; c < end; c++) a.quantizeColumn(x, c);
+            });
+        }
+        return a;
+    }
+
+    private void quantizeColumn(float[] x, int c) {
+        int block = kind.block, off = c * cols;
+        for (int b = 0; b < cols / block; b++) {
+            int at = off + b * block;
+            float amax = 0f, max = 0f;
+            for (int j = at; j < at + block; j++) {
+                float ax = Math.abs(x[j]);
+                if (!(ax <= Float.MAX_VALUE)) throw new IllegalArgumentException("activation " + (j - off) + " is " + x[j]);
+                if (ax > amax) {
+                    amax = ax;
+                    max = x[j];
+                }
+            }
+            float scale, mul;
+            if (amax == 0f) {
+                scale = 0f;
+                mul = 0f;
+            } else if (kind == Kind.Q8_0) {
+                scale = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+                mul = 127f / amax;
+            } else {
+                mul = -127f / max;
+                scale = 1f / mul;
+            }
+            d[c * (cols / block) + b] = scale;
+            for (int j = at; j < at + block; j++) q[j] = (byte) Math.clamp((long) Math.rint(x[j] * mul), -127, 127);
+        }
+        for (int g = 0; g < cols / SUM_GROUP; g++) {
+            int sum = 0;
+            for (int j = off + g * SUM_GROUP; j < off + (g + 1) * SUM_GROUP; j++) sum += q[j];
+            sums[c * (cols / SUM_GROUP) + g] = (short) sum;
+        }
+    }
+
+    public Kind kind() { return kind; }
+
+    public int cols() { return cols; }
+
+    public int columns() { return columns; }
+
+    /** Column c's value k. */
+    public int q(int c, int k) { return q[c * cols + k]; }
+
+    /** Column c's scale of block b. */
+    public float scale(int c, int b) { return d[c * (cols / kind.block) + b]; }
+
+    /** Column c's sum of values 16g .. 16g + 15. */
+    public int sum16(int c, int g) { return sums[c * (cols / SUM_GROUP) + g]; }
+}
