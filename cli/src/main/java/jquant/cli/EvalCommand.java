@@ -72,7 +72,7 @@ final class EvalCommand implements Callable<Integer> {
         runner.check(spec.commandLine());
         boolean engine = shards > 1 || runner.flink();
         if (engine && layerwise) throw new ParameterException(spec.commandLine(), "--layerwise goes through every window at once: it has no --shards or --runner");
-        if (runner.flink() && json == null) {
+        if (runner.remote() && json == null) {
             throw new ParameterException(spec.commandLine(), "--runner flink needs --out on a path the cluster's workers share: a worker writes the result there");
         }
         if (engine) {

@@ -27,7 +27,7 @@ import java.util.concurrent.Callable;
  * ({@link Sweep}), run as a pipeline on an engine ({@link DistributedSweep}).
  */
 @Command(name = "sweep", description = "Calibrate once, then allocate, pack, verify and evaluate every method at every budget in each run mode; "
-        + "resumable (done cells are skipped); ends with the report. Runs on Apache Beam: in this JVM, or on a Flink cluster.")
+        + "resumable (done cells are skipped); ends with the report. Runs on an engine: Apache Beam's direct runner in this JVM, or Flink.")
 final class SweepCommand implements Callable<Integer> {
 
     @Mixin
@@ -76,7 +76,7 @@ final class SweepCommand implements Callable<Integer> {
     RunnerOptions runner = new RunnerOptions();
 
     @Option(names = "--workers", paramLabel = "<n>", description = "Packed files worked on at once (default: 1 with the direct runner, "
-            + "the cluster's default parallelism with Flink).")
+            + "2 task managers on a local Flink cluster, the cluster's default parallelism with --flink-master).")
     Integer workers;
 
     @Spec
@@ -101,7 +101,7 @@ final class SweepCommand implements Callable<Integer> {
         new OutputSafety().model(model.path, tokenizer.path).inputs(data, calibrationData).checkFolder(out.path);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
-        QualityReport report = DistributedSweep.run(options, runner.engine(workers == null ? (runner.flink() ? 0 : 1) : workers), new Sweep.Listener() {
+        QualityReport report = DistributedSweep.run(options, runner.engine(workers), new Sweep.Listener() {
             @Override
             public void calibrating(long done, long total, String stage) {
                 if (bar[0] == null) bar[0] = new Progress("calibrate", 0, "");

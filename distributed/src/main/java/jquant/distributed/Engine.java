@@ -21,6 +21,9 @@ import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.api.connector.source.lib.util.IteratorSourceEnumerator;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.CloseableIterator;
@@ -29,6 +32,7 @@ import java.io.IOException;
 import java.io.Serial;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,52 +41,54 @@ import java.util.List;
 
 /**
  * Where the work of a sweep or a sharded evaluation runs, on an existing engine: Apache Beam's direct runner in this
- * JVM, or a Flink cluster through Flink's own DataStream API. (Beam's Flink runner would have run the Beam pipeline on
- * Flink, but no Maven registry this project builds from serves it: docs/distributed.md.)
+ * JVM, or Flink through its own DataStream API, on a cluster or on a local one this JVM starts (a {@code MiniCluster}).
+ * (Beam's Flink runner would have run the Beam pipeline on Flink, but no Maven registry this project builds from
+ * serves it: docs/distributed.md.)
  *
  * <p>Both do one thing, {@link #forEach}: each element of a list, given to whichever worker is free, which works on it
  * with a {@link Task} it made once. What the work makes, it writes to the shared folder; nothing travels back.
  *
- * @param flinkMaster {@code HOST:PORT} of a Flink cluster's REST endpoint, or null for Beam's direct runner
+ * @param flink       whether Flink runs the work (else Beam's direct runner)
+ * @param flinkMaster {@code HOST:PORT} of a Flink cluster's REST endpoint, to which jquant's jar is sent with each
+ *                    job; null with Flink: a local cluster of {@code workers} task managers, started for each job
  * @param workers     elements worked on at once: the direct runner's threads, the Flink job's parallelism
- *                    (0: the cluster's default parallelism)
- * @param ship        whether to send jquant's jar to the cluster with the job (a cluster started in this JVM has
- *                    the classes already)
+ *                    (0 on a cluster: its default parallelism)
  * @param threads     the kernel threads of each element's work ({@link WorkerPool}; 0: one per processor of the
  *                    machine it runs on)
  */
-public record Engine(String flinkMaster, int workers, boolean ship, int threads) implements Serializable {
+public record Engine(boolean flink, String flinkMaster, int workers, int threads) implements Serializable {
     @Serial
     private static final long serialVersionUID = 1L;
 
     public Engine {
-        if (workers < 0) throw new IllegalArgumentException("workers must be at least 1, got " + workers);
+        if (workers < 0 || (flink && flinkMaster == null && workers == 0)) throw new IllegalArgumentException("workers must be at least 1, got " + workers);
         if (threads < 0) throw new IllegalArgumentException("threads must be at least 1, got " + threads);
+        if (!flink && flinkMaster != null) throw new IllegalArgumentException("a Flink master for the direct runner");
     }
 
     /** Beam's direct runner in this JVM, {@code workers} elements at once (1: one after another, as the sweep ran before it had an engine). */
     public static Engine direct(int workers) {
-        return new Engine(null, Math.max(workers, 1), false, 0);
+        return new Engine(false, null, Math.max(workers, 1), 0);
+    }
+
+    /** A Flink cluster in this JVM, of {@code workers} task managers with one slot each, started and stopped for each job. */
+    public static Engine localFlink(int workers) {
+        return new Engine(true, null, workers, 0);
     }
 
     /** The Flink cluster at {@code master} ({@code HOST:PORT}), sent jquant's jar with each job. */
     public static Engine flink(String master, int workers) {
-        return new Engine(master, workers, true, 0);
-    }
-
-    /** A Flink cluster this JVM started (a {@code MiniCluster}), which has the classes: nothing is shipped. */
-    public static Engine flinkInThisJvm(String master, int workers) {
-        return new Engine(master, workers, false, 0);
+        return new Engine(true, master, workers, 0);
     }
 
     /** This engine with each element's kernels on {@code threads} threads (0: one per processor of its machine). */
     public Engine threads(int threads) {
-        return new Engine(flinkMaster, workers, ship, threads);
+        return new Engine(flink, flinkMaster, workers, threads);
     }
 
-    /** "direct" or "flink HOST:PORT", as errors name it. */
+    /** How errors name it. */
     public String name() {
-        return flinkMaster == null ? "direct runner" : "Flink cluster at " + flinkMaster;
+        return !flink ? "direct runner" : flinkMaster == null ? "local Flink cluster" : "Flink cluster at " + flinkMaster;
     }
 
     /** What a worker does with each element it is given: made once per worker ({@link TaskFactory}), closed when it is done. */
@@ -106,8 +112,9 @@ public record Engine(String flinkMaster, int workers, boolean ship, int threads)
     public <T extends Serializable> void forEach(String job, List<T> elements, Class<T> type, TaskFactory<T> tasks) throws IOException {
         if (elements.isEmpty()) return;
         try {
-            if (flinkMaster == null) beam(job, elements, type, tasks);
-            else flink(job, elements, tasks);
+            if (!flink) beam(job, elements, type, tasks);
+            else if (flinkMaster != null) flink(flinkMaster, true, job, elements, tasks);
+            else localFlink(job, elements, tasks);
         } catch (RuntimeException e) {
             for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
                 if (cause instanceof UncheckedIOException u) throw u.getCause();
@@ -132,8 +139,25 @@ public record Engine(String flinkMaster, int workers, boolean ship, int threads)
         if (state != PipelineResult.State.DONE) throw new IllegalStateException("the " + name() + "'s job " + job + " ended " + state);
     }
 
-    private <T extends Serializable> void flink(String job, List<T> elements, TaskFactory<T> tasks) throws IOException {
-        String[] host = flinkMaster.split(":");
+    /** Starts a cluster of {@link #workers} task managers here, sends it the job as to any cluster (the classes are here), and stops it. */
+    private <T extends Serializable> void localFlink(String job, List<T> elements, TaskFactory<T> tasks) throws IOException {
+        Configuration config = new Configuration();
+        config.set(RestOptions.BIND_PORT, "0");
+        try (MiniCluster cluster = new MiniCluster(new MiniClusterConfiguration.Builder().setConfiguration(config).setNumTaskManagers(workers)
+                .setNumSlotsPerTaskManager(1).build())) {
+            cluster.start();
+            URI rest = cluster.getRestAddress().get();
+            flink(rest.getHost() + ":" + rest.getPort(), false, job, elements, tasks);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("the local Flink cluster failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Sends the job to the cluster at {@code master}, with jquant's jar if {@code ship}. */
+    private <T extends Serializable> void flink(String master, boolean ship, String job, List<T> elements, TaskFactory<T> tasks) throws IOException {
+        String[] host = master.split(":");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createRemoteEnvironment(host[0], Integer.parseInt(host[1]), new Configuration(),
                 ship ? new String[] {jquantJar()} : new String[0]);
         // Streaming mode on a bounded input: every worker is deployed at once and the job ends with the input; batch

@@ -10,14 +10,9 @@ import jquant.reports.QualityReport;
 import jquant.runtime.PackedModelLoader;
 import jquant.testsupport.SharedFiles;
 import jquant.testsupport.Slow;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestOptions;
-import org.apache.flink.runtime.minicluster.MiniCluster;
-import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,7 +25,7 @@ class DistributedSweepTest {
 
     /**
      * A small sweep of stories260K three ways: in this JVM without an engine ({@link Sweep#run}), through Beam's direct
-     * runner, and through Beam's Flink runner on a Flink cluster of two task managers started here. The cluster's run has
+     * runner, and on a local Flink cluster of two task managers. The cluster's run has
      * a corrupt plan planted for one packed file: its two cells fail with their error in the report and the other six
      * finish; with the plan removed, the same folder resumes, makes those two cells and skips the rest. All three
      * reports then hold the same cells with the same figures, digit for digit.
@@ -48,26 +43,18 @@ class DistributedSweepTest {
         Sweep.Options onCluster = options(model, eval, calibration, dir.resolve("flink"));
         Path plan = Files.createDirectories(onCluster.out().resolve("uniform-6")).resolve("plan.json");
         Files.writeString(plan, "{\"not\": \"a plan\"");
-        Configuration config = new Configuration();
-        config.set(RestOptions.BIND_PORT, "0");
-        try (MiniCluster cluster = new MiniCluster(new MiniClusterConfiguration.Builder().setConfiguration(config)
-                .setNumTaskManagers(2).setNumSlotsPerTaskManager(1).build())) {
-            cluster.start();
-            URI rest = cluster.getRestAddress().get();
-            Engine flink = Engine.flinkInThisJvm(rest.getHost() + ":" + rest.getPort(), 2);
+        Engine flink = Engine.localFlink(2);
+        QualityReport failedOne = DistributedSweep.run(onCluster, flink, new Quiet(), false);
+        assertThat(failedOne.failures()).extracting(QualityReport.Failure::label).containsExactly("uniform B=6 weight-only", "uniform B=6 npu");
+        assertThat(failedOne.failures()).allSatisfy(f -> assertThat(f.error()).startsWith(plan.toString()));
+        JsonNode partial = report(onCluster);
+        assertThat(partial.at("/evaluations").size()).isEqualTo(6);
+        assertThat(partial.at("/failed/0/error").asText()).startsWith(plan.toString());
+        assertThat(Files.readString(onCluster.out().resolve("report/report.md"))).contains("## Failed", "uniform B=6 npu");
 
-            QualityReport failedOne = DistributedSweep.run(onCluster, flink, new Quiet(), false);
-            assertThat(failedOne.failures()).extracting(QualityReport.Failure::label).containsExactly("uniform B=6 weight-only", "uniform B=6 npu");
-            assertThat(failedOne.failures()).allSatisfy(f -> assertThat(f.error()).startsWith(plan.toString()));
-            JsonNode partial = report(onCluster);
-            assertThat(partial.at("/evaluations").size()).isEqualTo(6);
-            assertThat(partial.at("/failed/0/error").asText()).startsWith(plan.toString());
-            assertThat(Files.readString(onCluster.out().resolve("report/report.md"))).contains("## Failed", "uniform B=6 npu");
-
-            Files.delete(plan);
-            QualityReport resumed = DistributedSweep.run(onCluster, flink, new Quiet(), false);
-            assertThat(resumed.failures()).isEmpty();
-        }
+        Files.delete(plan);
+        QualityReport resumed = DistributedSweep.run(onCluster, flink, new Quiet(), false);
+        assertThat(resumed.failures()).isEmpty();
 
         List<String> jvm = figures(report(options(model, eval, calibration, dir.resolve("jvm"))));
         assertThat(jvm).hasSize(8);
