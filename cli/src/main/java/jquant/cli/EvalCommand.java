@@ -11,7 +11,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -98,14 +100,14 @@ final class EvalCommand implements Callable<Integer> {
     }
 
     /** The evaluation in {@code shards} parts on the engine, its result written to {@code --out} (or a scratch file, deleted). */
-    private EvalResult sharded() throws java.io.IOException {
-        Path result = json != null ? json : java.nio.file.Files.createTempFile("jquant-eval", ".json");
+    private EvalResult sharded() throws IOException {
+        Path result = json != null ? json : Files.createTempFile("jquant-eval", ".json");
         try {
             return ShardedEvaluation.run(request(), shards, runner.engine(shards), result);
         } catch (Perplexity.ContextTooLong e) {
             throw new ParameterException(spec.commandLine(), "--ctx " + ctx + " exceeds the " + e.which() + "'s maximum of " + e.maximum() + " positions");
         } finally {
-            if (json == null) java.nio.file.Files.deleteIfExists(result);
+            if (json == null) Files.deleteIfExists(result);
         }
     }
 
