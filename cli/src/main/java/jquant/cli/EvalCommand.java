@@ -1,5 +1,6 @@
 package jquant.cli;
 
+import jquant.distributed.ShardedEvaluation;
 import jquant.reports.EvalResult;
 import jquant.reports.Evaluation;
 import jquant.runtime.Perplexity;
@@ -10,7 +11,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -53,6 +56,13 @@ final class EvalCommand implements Callable<Integer> {
     @Mixin
     ModelOptions options = new ModelOptions();
 
+    @Option(names = "--shards", defaultValue = "1", paramLabel = "<n>", description = "Split the text's windows into this many parts, each scored by "
+            + "a worker of --runner and summed in window order: the same figures, digit for digit (default: ${DEFAULT-VALUE}, in this process).")
+    int shards;
+
+    @Mixin
+    RunnerOptions runner = new RunnerOptions();
+
     @Spec
     CommandSpec spec;
 
@@ -60,6 +70,17 @@ final class EvalCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(spec.commandLine(), "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
         if (json != null) new OutputSafety().model(model.path, options.tokenizer.path).model(base, options.tokenizer.path).inputs(data).check(json);
+        if (shards < 1) throw new ParameterException(spec.commandLine(), "--shards must be at least 1, got " + shards);
+        runner.check(spec.commandLine());
+        boolean engine = shards > 1 || runner.flink();
+        if (engine && layerwise) throw new ParameterException(spec.commandLine(), "--layerwise goes through every window at once: it has no --shards or --runner");
+        if (runner.remote() && json == null) {
+            throw new ParameterException(spec.commandLine(), "--runner flink needs --out on a path the cluster's workers share: a worker writes the result there");
+        }
+        if (engine) {
+            print(sharded(), spec.commandLine().getOut());
+            return 0;
+        }
         Progress[] bar = new Progress[1];
         EvalResult result;
         try {
@@ -76,6 +97,18 @@ final class EvalCommand implements Callable<Integer> {
         print(result, spec.commandLine().getOut());
         if (json != null) result.write(json);
         return 0;
+    }
+
+    /** The evaluation in {@code shards} parts on the engine, its result written to {@code --out} (or a scratch file, deleted). */
+    private EvalResult sharded() throws IOException {
+        Path result = json != null ? json : Files.createTempFile("jquant-eval", ".json");
+        try {
+            return ShardedEvaluation.run(request(), shards, runner.engine(shards), result);
+        } catch (Perplexity.ContextTooLong e) {
+            throw new ParameterException(spec.commandLine(), "--ctx " + ctx + " exceeds the " + e.which() + "'s maximum of " + e.maximum() + " positions");
+        } finally {
+            if (json == null) Files.deleteIfExists(result);
+        }
     }
 
     Evaluation.Request request() {

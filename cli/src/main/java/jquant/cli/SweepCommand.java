@@ -1,6 +1,7 @@
 package jquant.cli;
 
 import jquant.calibration.Calibrator;
+import jquant.distributed.DistributedSweep;
 import jquant.pipeline.QuantizationMethod;
 import jquant.reports.EvalResult;
 import jquant.reports.QualityReport;
@@ -21,9 +22,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code jquant sweep}: every method at every budget in both run modes, calibrated once, resumable, ending with the report ({@link Sweep}). */
+/**
+ * {@code jquant sweep}: every method at every budget in both run modes, calibrated once, resumable, ending with the report
+ * ({@link Sweep}), run as a pipeline on an engine ({@link DistributedSweep}).
+ */
 @Command(name = "sweep", description = "Calibrate once, then allocate, pack, verify and evaluate every method at every budget in each run mode; "
-        + "resumable (done cells are skipped); ends with the report.")
+        + "resumable (done cells are skipped); ends with the report. Runs on an engine: Apache Beam's direct runner in this JVM, or Flink.")
 final class SweepCommand implements Callable<Integer> {
 
     @Mixin
@@ -68,6 +72,13 @@ final class SweepCommand implements Callable<Integer> {
     @Mixin
     TokenizerOption tokenizer = new TokenizerOption();
 
+    @Mixin
+    RunnerOptions runner = new RunnerOptions();
+
+    @Option(names = "--workers", paramLabel = "<n>", description = "Packed files worked on at once (default: 1 with the direct runner, "
+            + "2 task managers on a local Flink cluster, the cluster's default parallelism with --flink-master).")
+    Integer workers;
+
     @Spec
     CommandSpec spec;
 
@@ -75,6 +86,8 @@ final class SweepCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CommandLine cmd = spec.commandLine();
         if (ctx < Perplexity.MIN_CONTEXT) throw new ParameterException(cmd, "--ctx must be at least " + Perplexity.MIN_CONTEXT + " tokens, got " + ctx);
+        runner.check(cmd);
+        if (workers != null && workers < 1) throw new ParameterException(cmd, "--workers must be at least 1, got " + workers);
         List<PackedModelLoader.Mode> runModes = modes.stream().map(m -> m.mode).toList();
         Calibrator.Options defaults = Calibrator.Options.defaults();
         Sweep.Options options;
@@ -88,7 +101,7 @@ final class SweepCommand implements Callable<Integer> {
         new OutputSafety().model(model.path, tokenizer.path).inputs(data, calibrationData).checkFolder(out.path);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
-        QualityReport report = Sweep.run(options, new Sweep.Listener() {
+        QualityReport report = DistributedSweep.run(options, runner.engine(workers), new Sweep.Listener() {
             @Override
             public void calibrating(long done, long total, String stage) {
                 if (bar[0] == null) bar[0] = new Progress("calibrate", 0, "");
@@ -97,13 +110,7 @@ final class SweepCommand implements Callable<Integer> {
             }
 
             @Override
-            public void working(Sweep.Cell cell, String step) {
-                if (bar[0] != null) {
-                    bar[0].close();
-                    bar[0] = null;
-                }
-                if (!Progress.quiet) System.err.printf("  %s: %s%n", cell.label(), step);
-            }
+            public void working(Sweep.Cell cell, String step) {}
 
             @Override
             public void redoing(Path packed, String reason) {
@@ -112,16 +119,29 @@ final class SweepCommand implements Callable<Integer> {
             }
 
             @Override
-            public void cellDone(Sweep.Cell cell, EvalResult r, boolean resumed, int done, int total) {
-                log.printf("[%d/%d] %-28s PPL %.4f ± %.4f  mean KLD %.6f  top-1 %.4f  %,d bytes%s%n", done, total, cell.label(), r.perplexity(), r.stderr(),
-                        r.meanKl(), r.top1(), r.fileBytes(), resumed ? "  (done before)" : String.format("  (eval %.0f s)", r.seconds()));
+            public void cellDone(Sweep.Outcome outcome, int done, int total) {
+                if (bar[0] != null) {
+                    bar[0].close();
+                    bar[0] = null;
+                }
+                EvalResult r = outcome.result();
+                if (outcome.failed()) {
+                    log.printf("[%d/%d] %-28s FAILED: %s%n", done, total, outcome.cell().label(), outcome.error());
+                } else {
+                    log.printf("[%d/%d] %-28s PPL %.4f ± %.4f  mean KLD %.6f  top-1 %.4f  %,d bytes%s%n", done, total, outcome.cell().label(), r.perplexity(),
+                            r.stderr(), r.meanKl(), r.top1(), r.fileBytes(), outcome.resumed() ? "  (done before)" : String.format("  (eval %.0f s)", r.seconds()));
+                }
                 log.flush();
             }
-        });
+        }, !Progress.quiet);
         log.println();
         log.print(report.markdown());
         log.printf("%nWrote %s%n", out.path.resolve("report"));
         log.flush();
+        if (!report.failures().isEmpty()) {
+            throw new IllegalStateException(out.path.resolve("report") + ": " + report.failures().size() + " of " + Sweep.cells(options).size()
+                    + " cells failed, each with its error in the report; run again to retry them");
+        }
         return 0;
     }
 }

@@ -300,6 +300,13 @@ class BadInputCatalogueTest {
         c.add(new Case("usage: unknown name", 2, "--smoothing", usage, "allocate", m, "--budget", "5", "--stats", s, "--smoothing", "awq", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--methods", usage, "sweep", m, "--data", t, "--methods", "edgeflow,awq", "--out", sweepOut));
         c.add(new Case("usage: unknown name", 2, "--keep-type", usage, "sweep", m, "--data", t, "--keep-type", "q4", "--out", sweepOut));
+        c.add(new Case("usage: unknown name", 2, "--runner", usage, "sweep", m, "--data", t, "--runner", "spark", "--out", sweepOut));
+        c.add(new Case("usage: value out of range", 2, "--workers", usage, "sweep", m, "--data", t, "--workers", "0", "--out", sweepOut));
+        c.add(new Case("usage: value out of range", 2, "--shards", usage, "eval", m, "--data", t, "--shards", "0"));
+        c.add(new Case("usage: value out of range", 2, "--flink-master", usage, "sweep", m, "--data", t, "--runner", "flink", "--flink-master", "jobmanager", "--out", sweepOut));
+        c.add(new Case("usage: options that do not go together", 2, "--flink-master", usage, "eval", m, "--data", t, "--flink-master", "jm:8081"));
+        c.add(new Case("usage: options that do not go together", 2, "--layerwise", usage, "eval", m, "--data", t, "--layerwise", "--shards", "2"));
+        c.add(new Case("usage: options that do not go together", 2, "--out", usage, "eval", m, "--data", t, "--runner", "flink", "--flink-master", "jm:8081"));
         return c;
     }
 

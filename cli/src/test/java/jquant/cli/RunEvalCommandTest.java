@@ -90,6 +90,38 @@ class RunEvalCommandTest {
         assertThat(new ObjectMapper().readTree(json.toFile()).at("/threads").asInt()).isEqualTo(threads);
     }
 
+    /**
+     * {@code eval --shards 3} (Beam's direct runner) writes the JSON the one-process eval writes but for its seconds, and
+     * prints the same figures; a worker's error comes back as the same one line, a too-long --ctx as the same usage error,
+     * and no folder of parts is left beside the output.
+     */
+    @Test
+    void shardedEvalIsTheOneProcessEvalDigitForDigit(@TempDir Path dir) throws Exception {
+        String model = SharedFiles.model("stories260K.bin").toString();
+        Path text = Files.writeString(dir.resolve("text.txt"), Files.readString(SharedFiles.data("tinystories-valid-sample.txt")).substring(0, 8_000));
+        Path whole = dir.resolve("whole.json"), sharded = dir.resolve("sharded.json");
+        CliTest.Result one = run("eval", model, "--data", text.toString(), "--ctx", "64", "--mode", "npu", "--out", whole.toString());
+        CliTest.Result three = run("eval", model, "--data", text.toString(), "--ctx", "64", "--mode", "npu", "--shards", "3", "--out", sharded.toString());
+        assertThat(three.code()).as(three.err()).isZero();
+        ObjectMapper json = new ObjectMapper();
+        JsonNode a = json.readTree(whole.toFile()), b = json.readTree(sharded.toFile());
+        ((com.fasterxml.jackson.databind.node.ObjectNode) a).remove("seconds");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) b).remove("seconds");
+        assertThat(b).isEqualTo(a);
+        assertThat(three.out().lines().filter(l -> l.contains("perplexity"))).containsExactlyElementsOf(one.out().lines().filter(l -> l.contains("perplexity")).toList());
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).containsExactlyInAnyOrder("text.txt", "whole.json", "sharded.json");
+        }
+
+        Path latin1 = Files.write(dir.resolve("latin1.txt"), new byte[]{'c', 'a', 'f', (byte) 0xE9, ' ', 'o', 'k'});
+        CliTest.Result bad = run("eval", model, "--data", latin1.toString(), "--shards", "2");
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err().strip()).doesNotContain("\n").contains("latin1.txt", "not valid UTF-8");
+        CliTest.Result ctx = run("eval", model, "--data", text.toString(), "--ctx", "4096", "--shards", "2");
+        assertThat(ctx.code()).isEqualTo(2);
+        assertThat(ctx.err()).contains("--ctx 4096 exceeds the model's maximum of 512 positions");
+    }
+
     @Test
     void badTextAndContextAreClearErrors(@TempDir Path dir) throws Exception {
         String model = SharedFiles.model("stories260K.bin").toString();

@@ -28,10 +28,13 @@ import jquant.runtime.KernelChoice;
 import jquant.runtime.PackedModelLoader;
 
 import java.io.IOException;
+import java.io.Serial;
+import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -57,12 +60,21 @@ import java.util.Set;
  * whatever exists is kept (a done cell is skipped), and a folder made for another model, text, ctx
  * or calibration is refused rather than mixed in. A kept packed file is first checked against its own
  * layer checksums (a read of the file, far cheaper than packing it): one that fails is redone, with
- * its verification and evaluations, and the listener told why.
+ * its verification and evaluations, and the listener told why. A cell that fails (a corrupt file kept
+ * in the folder, a file that does not verify) is listed with its error in the report, and the others
+ * go on.
+ *
+ * <p>The work is cut so that an engine can share it out ({@code jquant-distributed}): {@link #prepare}
+ * (checks, manifest, calibration) on one machine, then each {@link Pack} on any {@link Worker} that reads
+ * and writes the folder, then {@link #report} from what they left there. {@link #run} does all of it
+ * in this JVM, one pack after another.
  */
 public final class Sweep {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** The manifest read back as its fields by name: compared field by field, so a number compares equal whatever Java type wrote it. */
     private static final TypeReference<Map<String, Object>> MANIFEST = new TypeReference<>() {};
+    /** The calibration in the sweep's folder. */
+    private static final String STATS = "stats.gguf";
 
     /**
      * @param model           the model to quantize, also the base of every comparison
@@ -99,6 +111,30 @@ public final class Sweep {
         }
     }
 
+    /**
+     * One packed file of the sweep, a method at a budget, with its evaluations in every mode: the unit of work
+     * one worker takes (its modes share the file, so they are never split between workers).
+     */
+    public record Pack(QuantizationMethod method, double budget) implements Serializable {
+        @Serial
+        private static final long serialVersionUID = 1L;
+
+        /** Its folder in the sweep's: {@code <method>-<B>}. */
+        public String folder() {
+            return method.label() + "-" + QualityReport.trim(budget);
+        }
+    }
+
+    /**
+     * What became of one cell: its evaluation ({@code resumed} if it was there already), or the one-line
+     * error that stopped it.
+     */
+    public record Outcome(Cell cell, EvalResult result, boolean resumed, String error) {
+        public boolean failed() {
+            return error != null;
+        }
+    }
+
     /** Told as the sweep proceeds. */
     public interface Listener {
         /** Calibration's progress, as {@link Calibrator#calibrate} tells it. */
@@ -110,53 +146,176 @@ public final class Sweep {
         /** A packed file kept from an earlier run failed its checksums ({@code reason}); it is deleted with what was made from it, and redone. */
         void redoing(Path packed, String reason);
 
-        /** A cell has its evaluation; {@code resumed} if it was there already. */
-        void cellDone(Cell cell, EvalResult result, boolean resumed, int done, int total);
+        /** A cell has its evaluation, or failed ({@link Outcome#failed}); {@code done} of {@code total} cells are. */
+        void cellDone(Outcome outcome, int done, int total);
     }
 
     private Sweep() {}
 
-    /** Runs (or resumes) the sweep and writes its report; returns the report. */
+    /**
+     * Runs (or resumes) the sweep in this JVM, one pack after another, and writes its report; returns the report.
+     * A cell that fails is listed with its error in the report, and the others go on ({@link #report}).
+     */
     public static QualityReport run(Options o, Listener listener) throws IOException {
-        // Every input is read and checked before the folder is made or changed: a bad one leaves nothing behind.
-        byte[] manifest = manifest(o);
-        Evaluation.readText(o.data());
-        String calibrationText = Evaluation.readText(o.calibrationData());
-        List<EvalResult> results = new ArrayList<>();
-        try (Checkpoint checkpoint = Checkpoints.open(o.model(), o.tokenizer())) {
-            checkOrWriteManifest(o.out(), manifest);
-            Path statsFile = o.out().resolve("stats.gguf");
-            CalibrationStats stats = stats(checkpoint, calibrationText, statsFile, o, listener);
-            int total = o.budgets().size() * o.methods().size() * o.modes().size(), done = 0;
-            Evaluation.Base base = null;
-            for (double budget : o.budgets()) {
-                for (QuantizationMethod method : o.methods()) {
-                    Path dir = o.out().resolve(method.label() + "-" + QualityReport.trim(budget));
-                    Files.createDirectories(dir);
-                    Path packed = dir.resolve("model.jqw");
-                    recheck(dir, packed, listener);
-                    for (PackedModelLoader.Mode mode : o.modes()) {
-                        Cell cell = new Cell(method, budget, mode);
-                        Path json = dir.resolve("eval-" + modeLabel(mode) + ".json");
-                        boolean resumed = Files.exists(json);
-                        if (!resumed) {
-                            packAndVerify(checkpoint, stats, method, budget, dir, o, cell, listener);
-                            if (base == null) {
-                                listener.working(cell, "run the base model over the text once");
-                                base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
-                            }
-                            listener.working(cell, "eval");
-                            Evaluation.run(Evaluation.Request.of(packed, o.data()).ctx(o.ctx()).base(o.model()).tokenizer(o.tokenizer()).mode(mode)
-                                    .series(method.label()), base, (d, n, where) -> {}).write(json);
-                        }
-                        EvalResult result = EvalResult.read(json);
-                        results.add(result);
-                        listener.cellDone(cell, result, resumed, ++done, total);
-                    }
+        CalibrationStats stats = prepare(o, listener);
+        List<Outcome> outcomes = new ArrayList<>();
+        int total = cells(o).size();
+        try (Worker worker = new Worker(o, stats)) {
+            for (Pack pack : packs(o)) {
+                for (Outcome outcome : worker.run(pack, listener)) {
+                    outcomes.add(outcome);
+                    listener.cellDone(outcome, outcomes.size(), total);
                 }
             }
         }
-        QualityReport report = new QualityReport(title(o), results);
+        return report(o, outcomes);
+    }
+
+    /**
+     * What comes before the packs: every input read and checked before the folder is made or changed (a bad one
+     * leaves nothing behind), the folder's manifest written or checked, the calibration made unless the folder's
+     * stats are this sweep's, and every packed file kept from an earlier run checked against its checksums (one
+     * that fails is deleted with what was made from it, so that its cells are made again); returns the stats.
+     * After it, {@link Worker}s on any machine that reads the folder take the packs.
+     */
+    public static CalibrationStats prepare(Options o, Listener listener) throws IOException {
+        byte[] manifest = manifest(o);
+        Evaluation.readText(o.data());
+        String calibrationText = Evaluation.readText(o.calibrationData());
+        try (Checkpoint checkpoint = Checkpoints.open(o.model(), o.tokenizer())) {
+            checkOrWriteManifest(o.out(), manifest);
+            CalibrationStats stats = stats(checkpoint, calibrationText, o.out().resolve(STATS), o, listener);
+            for (Pack pack : packs(o)) {
+                Path dir = o.out().resolve(pack.folder());
+                recheck(dir, dir.resolve("model.jqw"), listener);
+            }
+            return stats;
+        }
+    }
+
+    /** The sweep's packs, budget by budget, each budget's methods in the order given. */
+    public static List<Pack> packs(Options o) {
+        List<Pack> packs = new ArrayList<>();
+        for (double budget : o.budgets()) for (QuantizationMethod method : o.methods()) packs.add(new Pack(method, budget));
+        return packs;
+    }
+
+    /** The sweep's cells: every pack in every mode, in the order the report lists them. */
+    public static List<Cell> cells(Options o) {
+        List<Cell> cells = new ArrayList<>();
+        for (Pack p : packs(o)) for (PackedModelLoader.Mode mode : o.modes()) cells.add(new Cell(p.method(), p.budget(), mode));
+        return cells;
+    }
+
+    /** Where a cell's evaluation is written: {@code DIR/<method>-<B>/eval-<mode>.json}. */
+    public static Path evalFile(Options o, Cell cell) {
+        return o.out().resolve(new Pack(cell.method(), cell.budget()).folder()).resolve("eval-" + modeLabel(cell.mode()) + ".json");
+    }
+
+    /**
+     * Works on packs of a {@link #prepare}d sweep: holds the model open and the sweep's stats, and runs the model
+     * over the text once, at its first evaluation, for all of them ({@link Evaluation#base}).
+     */
+    public static final class Worker implements AutoCloseable {
+        private final Options o;
+        private final Checkpoint checkpoint;
+        private final CalibrationStats stats;
+        private Evaluation.Base base;
+
+        /** A worker on a machine of its own: the stats read from the sweep's folder. */
+        public Worker(Options o) throws IOException {
+            this(o, CalibrationStatsFile.read(o.out().resolve(STATS)));
+        }
+
+        /** A worker given the stats {@link #prepare} returned. */
+        public Worker(Options o, CalibrationStats stats) throws IOException {
+            this.o = o;
+            this.stats = stats;
+            this.checkpoint = Checkpoints.open(o.model(), o.tokenizer());
+        }
+
+        /**
+         * Allocates, packs, verifies and evaluates {@code pack} in every mode, skipping what the folder holds already;
+         * returns an outcome per mode. What fails (a corrupt file kept in the folder, a file that does not verify) fails
+         * the cells it stops, each with its error, and nothing else.
+         */
+        public List<Outcome> run(Pack pack, Listener listener) throws IOException {
+            Path dir = o.out().resolve(pack.folder());
+            Files.createDirectories(dir);
+            Path packed = dir.resolve("model.jqw");
+            List<Outcome> outcomes = new ArrayList<>();
+            String packError = null;
+            for (PackedModelLoader.Mode mode : o.modes()) {
+                Cell cell = new Cell(pack.method(), pack.budget(), mode);
+                Path json = evalFile(o, cell);
+                boolean resumed = Files.exists(json);
+                if (resumed) {
+                    outcomes.add(read(cell, json));
+                    continue;
+                }
+                if (packError == null) {
+                    try {
+                        packAndVerify(checkpoint, stats, pack.method(), pack.budget(), dir, o, cell, listener);
+                    } catch (IOException | RuntimeException e) {
+                        packError = oneLine(e);
+                    }
+                }
+                if (packError != null) {
+                    outcomes.add(new Outcome(cell, null, false, packError));
+                    continue;
+                }
+                try {
+                    if (base == null) {
+                        listener.working(cell, "run the base model over the text once");
+                        base = Evaluation.base(o.model(), o.data(), o.ctx(), o.tokenizer(), KernelChoice.AUTO);
+                    }
+                    listener.working(cell, "eval");
+                    Evaluation.run(Evaluation.Request.of(packed, o.data()).ctx(o.ctx()).base(o.model()).tokenizer(o.tokenizer()).mode(mode)
+                            .series(pack.method().label()), base, (d, n, where) -> {}).write(json);
+                    outcomes.add(new Outcome(cell, EvalResult.read(json), false, null));
+                } catch (IOException | RuntimeException e) {
+                    outcomes.add(new Outcome(cell, null, false, oneLine(e)));
+                }
+            }
+            return outcomes;
+        }
+
+        /** A cell done before: its evaluation as the folder holds it, or the error that reading it gives. */
+        private static Outcome read(Cell cell, Path json) {
+            try {
+                return new Outcome(cell, EvalResult.read(json), true, null);
+            } catch (IOException | RuntimeException e) {
+                return new Outcome(cell, null, true, oneLine(e));
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            checkpoint.close();
+        }
+    }
+
+    /** An error on one line, naming its file as the exception does. */
+    private static String oneLine(Exception e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) m = e.getClass().getSimpleName();
+        return m.replaceAll("\\s*\\R\\s*", " ");
+    }
+
+    /**
+     * Writes the report of the cells' outcomes, in cell order whatever order they came in, listing the failed ones
+     * with their errors; returns it. A sweep none of whose cells has an evaluation has no report: that is an error
+     * naming the first failure.
+     */
+    public static QualityReport report(Options o, List<Outcome> outcomes) throws IOException {
+        List<Cell> order = cells(o);
+        List<Outcome> sorted = outcomes.stream().sorted(Comparator.comparingInt(x -> order.indexOf(x.cell()))).toList();
+        List<EvalResult> results = sorted.stream().filter(x -> !x.failed()).map(Outcome::result).toList();
+        List<QualityReport.Failure> failures = sorted.stream().filter(Outcome::failed).map(x -> new QualityReport.Failure(x.cell().label(), x.error())).toList();
+        if (results.isEmpty()) {
+            throw new IllegalStateException("every cell of the sweep failed; the first, " + failures.getFirst().label() + ": " + failures.getFirst().error());
+        }
+        QualityReport report = new QualityReport(title(o), results, failures);
         report.write(o.out().resolve("report"));
         return report;
     }
@@ -271,7 +430,8 @@ public final class Sweep {
         return "jquant sweep: " + o.model().getFileName() + " on " + o.data().getFileName();
     }
 
-    static String modeLabel(PackedModelLoader.Mode mode) {
+    /** {@code weight-only}, {@code npu}: how a cell's files name its mode. */
+    public static String modeLabel(PackedModelLoader.Mode mode) {
         return mode.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 }

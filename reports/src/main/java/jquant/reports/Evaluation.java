@@ -15,11 +15,14 @@ import jquant.runtime.PackedModelLoader;
 import jquant.runtime.Perplexity;
 
 import java.io.IOException;
+import java.io.Serial;
+import java.io.Serializable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -82,30 +85,79 @@ public final class Evaluation {
      */
     public static EvalResult run(Request request, ProgressListener progress) throws IOException {
         if (request.layerwise()) return layerwise(request, progress);
+        long start = System.nanoTime();
+        Part whole = part(request, 0, 1, progress);
+        return combine(request, List.of(whole), seconds(start));
+    }
+
+    /**
+     * Part {@code index} of {@code parts} of an evaluation: the scores of that run of the text's windows
+     * ({@link Perplexity.Windows#part}), with the base model run alongside on the same windows; what a worker of a
+     * sharded evaluation computes. {@link #combine} of every part, in order, is {@link #run}'s result bit for bit.
+     *
+     * @param dataSha256 SHA-256 of the text the part was scored on, so that parts of different texts are never combined
+     * @param weights    weights of the base model (of the model without one)
+     * @param threads    kernel threads the part ran on
+     */
+    public record Part(int index, int parts, String dataSha256, long weights, int threads, Perplexity.WindowScores scores) implements Serializable {
+        @Serial
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
+     * Computes part {@code index} of {@code parts} of {@code request} (not {@link Request#layerwise}, which goes
+     * through every window at once). {@code progress} is told 0 done once the models are loaded and the text
+     * tokenized, then after each of the part's windows.
+     */
+    public static Part part(Request request, int index, int parts, ProgressListener progress) throws IOException {
+        if (request.layerwise()) throw new IllegalArgumentException("a layerwise evaluation goes through every window at once: it has no parts");
         String text = readText(request.data());
         String dataSha256 = sha256(InputFiles.readAllBytes(request.data()));
-        long start = System.nanoTime();
         Perplexity ppl = new Perplexity(request.ctx());
         Path model = request.model(), base = request.base();
         try (LoadedModel m = LoadedModel.open(model, request.tokenizer(), request.mode(), request.kernels())) {
             int[] tokens = m.tokenizer().encode(text);
             int bos = m.tokenizer().addsBos() ? m.tokenizer().bos() : -1;
             ppl.checkTokens(tokens, m.model(), "model");
-            TokenRecorder recorder = new TokenRecorder(base != null);
+            Perplexity.Windows windows = Perplexity.Windows.part(index, parts, tokens.length / request.ctx());
+            Perplexity.Progress told = (done, total, p) -> progress.update(done, total, "");
             if (base == null) {
-                progress.update(0, tokens.length / Math.max(request.ctx(), 1), "");
-                Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, (done, total, p) -> progress.update(done, total, ""), recorder);
-                return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
+                progress.update(0, windows.to() - windows.from(), "");
+                return new Part(index, parts, dataSha256, weights(m.model().config()), threads(m), ppl.evaluatePart(m.model(), tokens, bos, windows, told));
             }
             try (LoadedModel b = LoadedModel.open(base, request.tokenizer(), m.vocabulary(), request.mode(), request.kernels(), Compute.vector(),
                     LayerLoader.Policy.PIPELINED)) {
                 checkSameVocabulary(b.vocabulary().pieces(), m, base);
                 ppl.checkTokens(tokens, b.model(), "base model");
-                progress.update(0, tokens.length / Math.max(request.ctx(), 1), "");
-                Perplexity.Comparison c = ppl.compare(m.model(), b.model(), tokens, bos, (done, total, p) -> progress.update(done, total, ""), recorder);
-                return result(request, dataSha256, weights(b.model().config()), threads(m), c.model(), c.base(), c, start, recorder);
+                progress.update(0, windows.to() - windows.from(), "");
+                return new Part(index, parts, dataSha256, weights(b.model().config()), threads(m), ppl.comparePart(m.model(), b.model(), tokens, bos, windows, told));
             }
         }
+    }
+
+    /**
+     * The result of {@code request} from all its parts, in any order: their scores summed in window order
+     * ({@link Perplexity#combine}), so the figures are those of one process's {@link #run}; the file's size and
+     * quantization read from {@code request.model()}, {@code seconds} the evaluation's wall-clock time.
+     */
+    public static EvalResult combine(Request request, List<Part> parts, double seconds) throws IOException {
+        List<Part> ordered = parts.stream().sorted(Comparator.comparingInt(Part::index)).toList();
+        Part first = ordered.getFirst();
+        for (int i = 0; i < ordered.size(); i++) {
+            Part p = ordered.get(i);
+            if (p.index() != i || p.parts() != ordered.size()) {
+                throw new IllegalArgumentException("parts " + ordered.stream().map(q -> q.index() + "/" + q.parts()).toList() + " are not every part of one evaluation");
+            }
+            if (!p.dataSha256().equals(first.dataSha256())) throw new IllegalArgumentException("part " + i + " was scored on another text than part 0");
+        }
+        List<Perplexity.WindowScores> scores = ordered.stream().map(Part::scores).toList();
+        TokenRecorder recorder = new TokenRecorder(request.base() != null);
+        if (request.base() == null) {
+            Perplexity.Result r = Perplexity.combine(scores, recorder);
+            return result(request, first.dataSha256(), first.weights(), first.threads(), r, null, null, seconds, recorder);
+        }
+        Perplexity.Comparison c = Perplexity.combineComparison(scores, recorder);
+        return result(request, first.dataSha256(), first.weights(), first.threads(), c.model(), c.base(), c, seconds, recorder);
     }
 
     /**
@@ -131,7 +183,7 @@ public final class Evaluation {
             if (request.base() == null) {
                 progress.update(0, stages, "");
                 Perplexity.Result r = ppl.evaluate(m.model(), tokens, bos, byModel, (done, total, p) -> progress.update(done, stages, ""), recorder);
-                return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, start, recorder);
+                return result(request, dataSha256, weights(m.model().config()), threads(m), r, null, null, seconds(start), recorder);
             }
             Perplexity.Reference reference;
             long weights;
@@ -149,7 +201,7 @@ public final class Evaluation {
             }
             int before = baseStages, all = baseStages + stages;
             Perplexity.Comparison c = ppl.compare(m.model(), reference, byModel, (done, total, p) -> progress.update(before + done, all, ""), recorder);
-            return result(request, dataSha256, weights, threads(m), c.model(), c.base(), c, start, recorder);
+            return result(request, dataSha256, weights, threads(m), c.model(), c.base(), c, seconds(start), recorder);
         }
     }
 
@@ -182,7 +234,7 @@ public final class Evaluation {
             checkSameVocabulary(base.pieces(), m, base.model());
             TokenRecorder recorder = new TokenRecorder(true);
             Perplexity.Comparison c = new Perplexity(request.ctx()).compare(m.model(), base.reference(), (done, total, p) -> progress.update(done, total, ""), recorder);
-            return result(request, base.dataSha256(), base.weights(), threads(m), c.model(), c.base(), c, start, recorder);
+            return result(request, base.dataSha256(), base.weights(), threads(m), c.model(), c.base(), c, seconds(start), recorder);
         }
     }
 
@@ -198,13 +250,13 @@ public final class Evaluation {
 
     /** {@code threads}: of the model's {@link jquant.runtime.Compute} (the base, if any, runs on the same pool). */
     private static EvalResult result(Request request, String dataSha256, long weights, int threads, Perplexity.Result model, Perplexity.Result base,
-                                     Perplexity.Comparison c, long start, TokenRecorder recorder) throws IOException {
+                                     Perplexity.Comparison c, double seconds, TokenRecorder recorder) throws IOException {
         Path path = request.model();
         boolean packed = LoadedModel.isPacked(path);
         return new EvalResult(path.toString(), request.data().toString(), dataSha256, request.ctx(),
                 packed ? request.mode().name().toLowerCase().replace('_', '-') : "", request.series(), bytesOnDisk(path), weights,
                 packed ? quantization(path) : null, model, base == null ? null : request.base().toString(), base,
-                c == null ? null : new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds(start),
+                c == null ? null : new EvalResult.Divergence(c.meanKl(), c.klP99(), c.maxKl(), c.top1Agreement()), seconds,
                 threads, recorder.figures(model.scored()));
     }
 

@@ -30,6 +30,14 @@ final class HtmlReport {
             sb.append("</tr>\n");
         }
         sb.append("</table>\n<p>").append(QualityReport.escape(QualityReport.TABLE_NOTE)).append("</p>\n");
+        if (!report.failures().isEmpty()) {
+            sb.append("<h2>Failed</h2>\n<table>\n<tr><th>evaluation</th><th>error</th></tr>\n");
+            for (QualityReport.Failure f : report.failures()) {
+                sb.append("<tr><td>").append(QualityReport.escape(f.label())).append("</td><td style=\"text-align:left\">").append(QualityReport.escape(f.error()))
+                        .append("</td></tr>\n");
+            }
+            sb.append("</table>\n");
+        }
         List<PairedDifference> pairs = report.pairedComparisons();
         ReportCharts.XAxis budget = report.budgetAxis();
         boolean sizes = report.records().stream().allMatch(r -> r.fileBytes() > 0);

@@ -83,6 +83,14 @@ final class JsonReport {
             pairs.add(p);
         }
         m.put("pairedComparisons", pairs);
+        List<Map<String, Object>> failed = new ArrayList<>();
+        for (QualityReport.Failure f : report.failures()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("evaluation", f.label());
+            row.put("error", f.error());
+            failed.add(row);
+        }
+        m.put("failed", failed);
         return m;
     }
 

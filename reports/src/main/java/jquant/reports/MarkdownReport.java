@@ -14,6 +14,11 @@ final class MarkdownReport {
         sb.append('\n');
         for (EvalResult r : report.records()) sb.append("| ").append(String.join(" | ", report.cells(r))).append(" |\n");
         sb.append('\n').append(QualityReport.TABLE_NOTE).append('\n');
+        if (!report.failures().isEmpty()) {
+            sb.append("\n## Failed\n\n").append(report.failures().size()).append(" evaluation").append(report.failures().size() == 1 ? "" : "s")
+                    .append(" failed and are not in the table:\n\n| evaluation | error |\n| --- | --- |\n");
+            for (QualityReport.Failure f : report.failures()) sb.append("| ").append(f.label()).append(" | ").append(f.error().replace("|", "\\|")).append(" |\n");
+        }
         List<PairedDifference> pairs = report.pairedComparisons();
         if (!pairs.isEmpty()) {
             sb.append("\n## Paired comparisons\n\nMean per-token NLL difference (nats) on the same ").append(String.format(Locale.ROOT, "%,d", pairs.getFirst().tokens()))

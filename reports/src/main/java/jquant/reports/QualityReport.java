@@ -50,13 +50,23 @@ public final class QualityReport {
 
     private final String title;
     private final List<EvalResult> records;
+    private final List<Failure> failures;
     private final Map<String, Color> colours = new LinkedHashMap<>();
+
+    /** An evaluation the report should have held but that failed ({@code jquant sweep}'s cell), with its one-line error. */
+    public record Failure(String label, String error) {}
 
     /** @throws IllegalArgumentException if the evaluations are not on one text, ctx and base model */
     public QualityReport(String title, List<EvalResult> records) {
+        this(title, records, List.of());
+    }
+
+    /** As {@link #QualityReport(String, List)}, also listing the evaluations that failed, after the table. */
+    public QualityReport(String title, List<EvalResult> records, List<Failure> failures) {
         if (records.isEmpty()) throw new IllegalArgumentException("a report needs at least one evaluation");
         this.title = title;
         this.records = List.copyOf(records);
+        this.failures = List.copyOf(failures);
         checkComparable(this.records);
         for (EvalResult r : this.records) colours.computeIfAbsent(colourKey(r), s -> PALETTE[colours.size() % PALETTE.length]);
     }
@@ -64,6 +74,9 @@ public final class QualityReport {
     String title() { return title; }
 
     List<EvalResult> records() { return records; }
+
+    /** The evaluations that failed, in the order given. */
+    public List<Failure> failures() { return failures; }
 
     /** The series an evaluation is drawn in: {@code edgeflow · npu}, or the mode alone ({@code npu}, {@code checkpoint}). */
     static String series(EvalResult r) {

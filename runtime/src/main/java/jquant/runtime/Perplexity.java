@@ -1,8 +1,11 @@
 package jquant.runtime;
 
 import java.io.IOException;
+import java.io.Serial;
+import java.io.Serializable;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.IntConsumer;
 
 /**
@@ -77,6 +80,41 @@ public final class Perplexity {
      */
     public record Layerwise(IntConsumer release, Path scratch, long bound) {}
 
+    /**
+     * A run of consecutive windows of a text, {@code from} inclusive to {@code to} exclusive: the part of an
+     * evaluation one worker scores ({@link #evaluatePart}).
+     */
+    public record Windows(int from, int to) {
+        public Windows {
+            if (from < 0 || to < from) throw new IllegalArgumentException("windows " + from + " to " + to);
+        }
+
+        /** Part {@code index} of {@code parts} near-equal runs that cover {@code windows} windows in order. */
+        public static Windows part(int index, int parts, int windows) {
+            if (parts < 1 || index < 0 || index >= parts) throw new IllegalArgumentException("part " + index + " of " + parts);
+            return new Windows((int) ((long) index * windows / parts), (int) ((long) (index + 1) * windows / parts));
+        }
+    }
+
+    /**
+     * What scoring windows {@code [from, to)} of a text gave, per scored position in scoring order: the model's
+     * NLL and, with a base model, the base's NLL, KL(base ‖ model) and whether their most likely tokens agree.
+     * Every summary is a sum over these in scoring order, so {@link #combine} of the parts of a text, in
+     * window order, gives the same bits as one pass over every window.
+     *
+     * @param tokens  tokens in the text
+     * @param windows windows in the text
+     */
+    public record WindowScores(int tokens, int windows, int from, int to, double[] nll, double[] baseNll, double[] kl, boolean[] sameTop)
+            implements Serializable {
+        @Serial
+        private static final long serialVersionUID = 1L;
+
+        public boolean hasBase() {
+            return kl != null;
+        }
+    }
+
     private final int context;
 
     /** Evaluation with windows of {@code context} tokens (llama-perplexity's {@code -c}). */
@@ -97,15 +135,20 @@ public final class Perplexity {
 
     /** As {@link #evaluate(LlamaModel, int[], int, Progress)}, each scored position also told to {@code scores} (may be null). */
     public Result evaluate(LlamaModel model, int[] tokens, int bos, Progress progress, TokenScores scores) {
+        return combine(List.of(evaluatePart(model, tokens, bos, all(tokens), progress)), scores);
+    }
+
+    /** The scores of {@code part} of the windows of {@code tokens}, for {@link #combine} with the other parts' (may be null). */
+    public WindowScores evaluatePart(LlamaModel model, int[] tokens, int bos, Windows part, Progress progress) {
         checkTokens(tokens, model, "model");
-        return run(model, byWindow(model), null, tokens, bos, progress, scores).model;
+        return score(model, byWindow(model), null, tokens, bos, part, progress);
     }
 
     /** As {@link #evaluate(LlamaModel, int[], int, Progress, TokenScores)}, one layer at a time ({@link Layerwise}). */
     public Result evaluate(LlamaModel model, int[] tokens, int bos, Layerwise by, Progress progress, TokenScores scores) throws IOException {
         checkTokens(tokens, model, "model");
         try (LayerwiseLogits logits = new LayerwiseLogits(model, tokens, bos, by, progress)) {
-            return run(model, logits, null, tokens, bos, null, scores).model;
+            return combine(List.of(score(model, logits, null, tokens, bos, all(tokens), null)), scores);
         }
     }
 
@@ -121,11 +164,16 @@ public final class Perplexity {
 
     /** As {@link #compare(LlamaModel, LlamaModel, int[], int, Progress)}, each scored position also told to {@code scores} (may be null). */
     public Comparison compare(LlamaModel model, LlamaModel base, int[] tokens, int bos, Progress progress, TokenScores scores) {
+        return combineComparison(List.of(comparePart(model, base, tokens, bos, all(tokens), progress)), scores);
+    }
+
+    /** The scores of {@code part} of the windows of {@code tokens} against {@code base}, for {@link #combineComparison} with the other parts'. */
+    public WindowScores comparePart(LlamaModel model, LlamaModel base, int[] tokens, int bos, Windows part, Progress progress) {
         checkVocabularies(model, base.config().vocabSize());
         checkContext(base, "base model");
         checkTokens(tokens, model, "model");
         InferenceSession baseSession = base.newSession(context);
-        return comparison(run(model, byWindow(model), (w, window) -> baseSession.forward(window, 0, context / 2), tokens, bos, progress, scores));
+        return score(model, byWindow(model), (w, window) -> baseSession.forward(window, 0, context / 2), tokens, bos, part, progress);
     }
 
     /**
@@ -177,7 +225,8 @@ public final class Perplexity {
         if (base.context != context) throw new IllegalArgumentException("the reference was made with windows of " + base.context + " tokens, not " + context);
         checkVocabularies(model, base.vocab);
         checkTokens(base.tokens, model, "model");
-        return comparison(run(model, byWindow(model), (w, window) -> base.windows[w], base.tokens, base.bos, progress, scores));
+        return combineComparison(List.of(score(model, byWindow(model), (w, window) -> base.windows[w], base.tokens, base.bos, all(base.tokens), progress)),
+                scores);
     }
 
     /** As {@link #compare(LlamaModel, Reference, Progress, TokenScores)}, one layer at a time ({@link Layerwise}). */
@@ -186,7 +235,7 @@ public final class Perplexity {
         checkVocabularies(model, base.vocab);
         checkTokens(base.tokens, model, "model");
         try (LayerwiseLogits logits = new LayerwiseLogits(model, base.tokens, base.bos, by, progress)) {
-            return comparison(run(model, logits, (w, window) -> base.windows[w], base.tokens, base.bos, null, scores));
+            return combineComparison(List.of(score(model, logits, (w, window) -> base.windows[w], base.tokens, base.bos, all(base.tokens), null)), scores);
         }
     }
 
@@ -260,11 +309,6 @@ public final class Perplexity {
         }
     }
 
-    private static Comparison comparison(Scores s) {
-        Arrays.sort(s.kl);
-        int count = s.kl.length;
-        return new Comparison(s.model, s.base, s.klSum / count, percentile(s.kl, 0.99), s.kl[count - 1], (double) s.sameTop / count);
-    }
 
     /** llama.cpp puts BOS at the start of each window only when the vocabulary adds BOS to a text. */
     private static int windowBos(Tokenizer tokenizer) {
@@ -295,8 +339,6 @@ public final class Perplexity {
         }
     }
 
-    /** What one pass over the windows gathered; the divergence fields only with a base model. */
-    private record Scores(Result model, Result base, float[] kl, double klSum, int sameTop) {}
 
     /** The base model's logits of window {@code w} (its scored half), whether computed now or kept. */
     @FunctionalInterface
@@ -327,19 +369,25 @@ public final class Perplexity {
         return window;
     }
 
-    private Scores run(LlamaModel model, WindowLogits modelLogits, BaseLogits base, int[] tokens, int bos, Progress progress, TokenScores scores) {
+    /** All the windows of {@code tokens}. */
+    private Windows all(int[] tokens) {
+        return new Windows(0, tokens.length / context);
+    }
+
+    private WindowScores score(LlamaModel model, WindowLogits modelLogits, BaseLogits base, int[] tokens, int bos, Windows part, Progress progress) {
         int vocab = model.config().vocabSize();
         int windows = tokens.length / context;
+        if (part.to() > windows) throw new IllegalArgumentException("windows " + part.from() + " to " + part.to() + " of a text of " + windows);
         int first = context / 2;
         int perWindow = context - first - 1;
-        int count = windows * perWindow;
-        NllSum nll = new NllSum();
-        NllSum baseNll = new NllSum();
-        float[] kl = base == null ? null : new float[count];
-        double klSum = 0;
-        int sameTop = 0;
+        int count = (part.to() - part.from()) * perWindow;
+        double[] nll = new double[count];
+        double[] baseNll = base == null ? null : new double[count];
+        double[] kl = base == null ? null : new double[count];
+        boolean[] sameTop = base == null ? null : new boolean[count];
+        double nllSum = 0;
         int scored = 0;
-        for (int w = 0; w < windows; w++) {
+        for (int w = part.from(); w < part.to(); w++) {
             int start = w * context;
             int[] window = window(tokens, w, bos);
             float[] logits = modelLogits.of(w, window);
@@ -348,28 +396,79 @@ public final class Perplexity {
                 int target = window[first + j + 1];
                 int off = j * vocab;
                 double lse = logSumExp(logits, off, vocab, start + first + j);
-                double tokenNll = lse - logits[off + target], tokenBaseNll = Double.NaN, d = Double.NaN;
-                nll.add(tokenNll);
+                nll[scored] = lse - logits[off + target];
+                nllSum += nll[scored];
                 if (base != null) {
                     double baseLse = logSumExp(baseLogits, off, vocab, start + first + j);
-                    tokenBaseNll = baseLse - baseLogits[off + target];
-                    baseNll.add(tokenBaseNll);
-                    d = 0;
+                    baseNll[scored] = baseLse - baseLogits[off + target];
+                    double d = 0;
                     for (int t = 0; t < vocab; t++) {
                         double logBase = baseLogits[off + t] - baseLse;
                         d += Math.exp(logBase) * (logBase - (logits[off + t] - lse));
                     }
-                    kl[scored] = (float) d;
-                    klSum += d;
-                    if (argmax(logits, off, vocab) == argmax(baseLogits, off, vocab)) sameTop++;
+                    kl[scored] = d;
+                    sameTop[scored] = argmax(logits, off, vocab) == argmax(baseLogits, off, vocab);
                 }
-                if (scores != null) scores.scored(scored, tokenNll, tokenBaseNll, d);
                 scored++;
             }
-            if (progress != null) progress.update(w + 1, windows, Math.exp(nll.sum / scored));
+            if (progress != null) progress.update(w - part.from() + 1, part.to() - part.from(), Math.exp(nllSum / scored));
         }
-        return new Scores(nll.result(tokens.length, windows, count),
-                base == null ? null : baseNll.result(tokens.length, windows, count), kl, klSum, sameTop);
+        return new WindowScores(tokens.length, windows, part.from(), part.to(), nll, baseNll, kl, sameTop);
+    }
+
+    /**
+     * The perplexity of a text from the scores of its parts, which must cover its windows in order; each scored
+     * position is also told to {@code scores} (may be null). The sums run over the positions in scoring order,
+     * as one pass over the whole text runs them, so the result has the same bits however the windows were split.
+     */
+    public static Result combine(List<WindowScores> parts, TokenScores scores) {
+        return sum(parts, scores).model;
+    }
+
+    /** As {@link #combine}, for parts scored against a base model: both perplexities and the divergence. */
+    public static Comparison combineComparison(List<WindowScores> parts, TokenScores scores) {
+        Sums s = sum(parts, scores);
+        if (s.kl == null) throw new IllegalArgumentException("the parts were scored without a base model");
+        Arrays.sort(s.kl);
+        int count = s.kl.length;
+        return new Comparison(s.model, s.base, s.klSum / count, percentile(s.kl, 0.99), s.kl[count - 1], (double) s.sameTop / count);
+    }
+
+    /** What the parts add up to; the divergence fields only with a base model. */
+    private record Sums(Result model, Result base, float[] kl, double klSum, int sameTop) {}
+
+    private static Sums sum(List<WindowScores> parts, TokenScores scores) {
+        if (parts.isEmpty()) throw new IllegalArgumentException("no parts to combine");
+        WindowScores head = parts.getFirst();
+        int next = 0, count = 0;
+        for (WindowScores p : parts) {
+            if (p.from() != next || p.tokens() != head.tokens() || p.windows() != head.windows() || p.hasBase() != head.hasBase()) {
+                throw new IllegalArgumentException("the parts do not cover one text's windows in order: windows " + p.from() + " to " + p.to()
+                        + " of " + p.windows() + " follow window " + next + " of " + head.windows());
+            }
+            next = p.to();
+            count += p.nll().length;
+        }
+        if (next != head.windows()) throw new IllegalArgumentException("the parts end at window " + next + " of " + head.windows());
+        NllSum nll = new NllSum();
+        NllSum baseNll = new NllSum();
+        float[] kl = head.hasBase() ? new float[count] : null;
+        double klSum = 0;
+        int sameTop = 0, index = 0;
+        for (WindowScores p : parts) {
+            for (int i = 0; i < p.nll().length; i++, index++) {
+                nll.add(p.nll()[i]);
+                if (kl != null) {
+                    baseNll.add(p.baseNll()[i]);
+                    kl[index] = (float) p.kl()[i];
+                    klSum += p.kl()[i];
+                    if (p.sameTop()[i]) sameTop++;
+                }
+                if (scores != null) scores.scored(index, p.nll()[i], kl == null ? Double.NaN : p.baseNll()[i], kl == null ? Double.NaN : p.kl()[i]);
+            }
+        }
+        return new Sums(nll.result(head.tokens(), head.windows(), count), kl == null ? null : baseNll.result(head.tokens(), head.windows(), count),
+                kl, klSum, sameTop);
     }
 
     private void checkContext(LlamaModel m, String which) {

@@ -115,6 +115,49 @@ class PerplexityTest {
         }
     }
 
+    /**
+     * The windows scored in parts (uneven ones, and one part per window) and combined in window order give one pass's
+     * figures to the bit, with and without a base, and the same per-token figures; parts that leave a gap or come out of
+     * order are refused.
+     */
+    @Test
+    void partsCombinedInWindowOrderAreOnePassBitForBit() throws IOException {
+        try (Checkpoint c = Checkpoints.open(SharedFiles.model("stories260K.bin"))) {
+            Tokenizer tokenizer = tokenizer(c);
+            int[] tokens = Arrays.copyOf(tokenizer.encode(Files.readString(SharedFiles.data("tinystories-valid-sample.txt"))), 7 * 64 + 9);
+            LlamaModel model = LlamaModel.load(c);
+            Compute compute = Compute.vector();
+            LlamaModel coarse = LlamaModel.load(c, compute, (kind, layer, t) -> {
+                float[] w = t.toFloats();
+                if (kind == TensorKind.W_UP) for (int i = 0; i < w.length; i++) w[i] = Math.round(w[i] * 16) / 16f;
+                return new DenseF32Weights(w, t.rows(), t.cols(), compute);
+            });
+            Perplexity perplexity = new Perplexity(64);
+            List<double[]> whole = new ArrayList<>(), combined = new ArrayList<>();
+            Perplexity.Comparison expected = perplexity.compare(coarse, model, tokens, tokenizer.bos(), null, (i, n, b, k) -> whole.add(new double[] {i, n, b, k}));
+            Perplexity.Result expectedAlone = perplexity.evaluate(coarse, tokens, tokenizer.bos(), (Perplexity.Progress) null, null);
+            for (int parts : new int[] {2, 3, 7}) {
+                List<Perplexity.WindowScores> scores = new ArrayList<>(), alone = new ArrayList<>();
+                for (int p = 0; p < parts; p++) {
+                    Perplexity.Windows windows = Perplexity.Windows.part(p, parts, 7);
+                    scores.add(perplexity.comparePart(coarse, model, tokens, tokenizer.bos(), windows, null));
+                    alone.add(perplexity.evaluatePart(coarse, tokens, tokenizer.bos(), windows, null));
+                }
+                combined.clear();
+                assertThat(Perplexity.combineComparison(scores, (i, n, b, k) -> combined.add(new double[] {i, n, b, k}))).as("%d parts", parts).isEqualTo(expected);
+                assertThat(Perplexity.combine(alone, null)).as("%d parts, no base", parts).isEqualTo(expectedAlone);
+                assertThat(combined).hasSameSizeAs(whole);
+                for (int i = 0; i < whole.size(); i++) assertThat(combined.get(i)).isEqualTo(whole.get(i));
+                if (parts == 3) {
+                    assertThatThrownBy(() -> Perplexity.combine(List.of(scores.get(0), scores.get(2)), null)).hasMessageContaining("do not cover one text's windows in order");
+                    assertThatThrownBy(() -> Perplexity.combine(scores.subList(0, 2), null)).hasMessageContaining("the parts end at window");
+                    assertThatThrownBy(() -> Perplexity.combineComparison(alone, null)).hasMessageContaining("without a base model");
+                }
+            }
+            assertThat(expected.meanKl()).isPositive();
+        }
+    }
+
     @Test
     void percentileInterpolatesBetweenRanksLikeLlamaCpp() {
         float[] sorted = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
