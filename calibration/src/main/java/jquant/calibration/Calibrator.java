@@ -165,6 +165,7 @@ public final class Calibrator {
                     for (TensorKind kind : groups.get(g).members()) checkpoint.tensor(kind, layerIndex).unload();
                 }
                 progress.update(base + UNITS_PER_LAYER, total, where);
+                Memory.layerDone(Float.BYTES * c.layerWeights());
             }
             writer.finish();
         }

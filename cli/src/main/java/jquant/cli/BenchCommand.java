@@ -130,7 +130,7 @@ final class BenchCommand {
             List<PipelineMemoryBench.Result> results = PipelineMemoryBench.run(java, models, data, tokens, budget, out, o);
             if (models.size() > 1) {
                 jquant.formats.ModelConfig c = configs.getFirst();
-                long layer = 4L * ((long) c.dim() * (c.qDim() + 2L * c.kvDim()) + (long) c.qDim() * c.dim() + 3L * c.dim() * c.hiddenDim());
+                long layer = 4L * c.layerWeights();
                 o.printf("%nmore than %s (%d layers) per step, against one layer's weights in float32 (%,d kB):%n", models.get(1).getFileName(),
                         configs.get(1).layers(), layer / 1024);
                 int steps = PipelineMemoryBench.STEPS.size();

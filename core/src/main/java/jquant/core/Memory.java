@@ -13,6 +13,21 @@ public final class Memory {
 
     private Memory() {}
 
+    /** Layers whose float32 weights are smaller than this leave too little garbage to be worth a collection. */
+    private static final long COLLECTED_FROM_BYTES = 64L << 20;
+
+    /**
+     * An offline stage has finished a layer whose weights take {@code layerFloatBytes} in float32: collects
+     * what the layer left. Its float32 copies (weights, W', GPTQ's E[x·xᵀ] and factor) are large arrays that
+     * die with it, and G1 collects them only when its young generation fills or the old one passes a share of
+     * the heap, so the resident set would follow the heap's bound, and differ from run to run, rather than
+     * the one layer a stage holds (bench/RESULTS.md, issue 25). A full collection costs a fraction of a
+     * second against the seconds to minutes such a layer takes.
+     */
+    public static void layerDone(long layerFloatBytes) {
+        if (layerFloatBytes >= COLLECTED_FROM_BYTES) System.gc();
+    }
+
     /** The heap this JVM may grow to. */
     public static long heap() {
         return Runtime.getRuntime().maxMemory();

@@ -49,6 +49,11 @@ public record ModelConfig(Architecture architecture, int dim, int hiddenDim, int
 
     public int kvDim() { return kvHeads * headDim; }
 
+    /** Weights of one decoder layer's matrices (q, k, v, o, gate, up, down). */
+    public long layerWeights() {
+        return (long) dim * (qDim() + 2L * kvDim()) + (long) qDim() * dim + 3L * dim * hiddenDim;
+    }
+
     /** This config with the classifier untied from the embedding (or tied). */
     public ModelConfig withTiedEmbeddings(boolean tied) {
         return new ModelConfig(architecture, dim, hiddenDim, layers, heads, kvHeads, headDim, vocabSize, maxSeqLen, ropeTheta,

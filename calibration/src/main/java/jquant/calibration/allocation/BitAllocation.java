@@ -5,6 +5,7 @@ import jquant.calibration.LinearGroup;
 import jquant.calibration.ModelFingerprint;
 import jquant.calibration.SmoothedModel;
 import jquant.calibration.Smoothing;
+import jquant.core.Memory;
 import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
 import jquant.formats.Tensor;
@@ -154,6 +155,7 @@ public final class BitAllocation {
             else tables.add(table);
             progress.update(plans.size() + tables.size(), linears.size(), l.name());
             t.unload();
+            if (l.kind() == TensorKind.W_DOWN) Memory.layerDone(Float.BYTES * checkpoint.config().layerWeights());
         }
         if (options.scope() == Scope.TENSOR) return plans;
         // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and

@@ -242,6 +242,7 @@ public final class ModelPacker {
                     // The model is read once, in file order: its resident pages need not outlive the tensor.
                     t.unload();
                 }
+                Memory.layerDone(Float.BYTES * c.layerWeights());
             }
             w.finish(metadata(source, c, vocabulary, options));
         }

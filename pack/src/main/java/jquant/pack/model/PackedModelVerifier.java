@@ -1,5 +1,6 @@
 package jquant.pack.model;
 
+import jquant.core.Memory;
 import jquant.formats.jqw.TensorEncoding;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -85,6 +86,7 @@ public final class PackedModelVerifier {
                     source.tensor(e.kind(), e.layer()).unload();
                 }
                 file.unload();
+                Memory.layerDone(Float.BYTES * expected.layerWeights());
             }
             for (String name : file.tensors().keySet()) {
                 if (!expectedNames.contains(name)) problems.add(name + ": not a tensor of this model");
