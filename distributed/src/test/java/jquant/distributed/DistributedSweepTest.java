@@ -67,7 +67,7 @@ class DistributedSweepTest {
         return new Sweep.Options(model, null, eval, calibration, 64, List.of(4.0, 6.0), List.of(QuantizationMethod.UNIFORM, QuantizationMethod.OURS),
                 List.of(PackedModelLoader.Mode.WEIGHT_ONLY, PackedModelLoader.Mode.NPU),
                 new Calibrator.Options(1024, defaults.context(), defaults.sampleTokens(), List.of(4.0, 6.0), false, defaults.seed()),
-                ModelPacker.KEEPABLE, ModelPacker.KeepType.f16, out);
+                ModelPacker.KEEPABLE, ModelPacker.KeepType.f16, List.of(), out);
     }
 
     private static JsonNode report(Sweep.Options o) throws Exception {
