@@ -74,7 +74,8 @@ import java.util.Set;
  * <p>Compare files ({@link Options#compare}: other tools' quantizations of the model, a llama.cpp GGUF) are evaluated
  * beside the cells, on the same text, ctx and base, each as {@code jquant eval FILE --base MODEL} evaluates it, and
  * drawn as a series of their own at their file size. A checkpoint has no run mode (its tensors run as stored; the
- * NPU mode needs a packed file's static activation scales), so each is evaluated once. They are not part of what
+ * NPU mode needs a packed file's static activation scales), so each is evaluated once (a {@code .jqw} given runs
+ * weight-only, {@code jquant eval}'s default). They are not part of what
  * the folder is of: a compare file added to a sweep is evaluated and the rest kept, and one whose bytes changed
  * since its evaluation is evaluated again, the listener told.
  *
@@ -181,7 +182,8 @@ public final class Sweep {
 
         /** The file's name without its extension ({@code Q4_K_M} for {@code Q4_K_M.gguf}): what llama.cpp's files are named by. */
         public static String seriesOf(Path file) {
-            String name = file.toAbsolutePath().normalize().getFileName().toString();
+            Path fileName = file.toAbsolutePath().normalize().getFileName();
+            String name = fileName == null ? file.toString() : fileName.toString();
             int dot = name.lastIndexOf('.');
             return dot > 0 ? name.substring(0, dot) : name;
         }
