@@ -19,6 +19,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -65,6 +66,11 @@ final class SweepCommand implements Callable<Integer> {
     @Option(names = "--keep-type", defaultValue = "auto", paramLabel = "auto|f32|f16|q8", description = "How kept tensors are stored, as pack's --keep-type (default: ${DEFAULT-VALUE}).")
     ModelPacker.KeepType keepType;
 
+    @Option(names = "--compare", split = ",", paramLabel = "<file,…>", description = "Other files of the model (any it opens: a llama.cpp GGUF, "
+            + "another tool's quantization) evaluated beside the cells, on the same text, ctx and base, each once as 'jquant eval FILE --base MODEL' "
+            + "does, and reported as a series named after the file at its file size.")
+    List<Path> compare = new ArrayList<>();
+
     /** The sweep's folder: run again with the same folder to resume. */
     @Mixin
     OutputFolder out = new OutputFolder();
@@ -94,11 +100,13 @@ final class SweepCommand implements Callable<Integer> {
         try {
             options = new Sweep.Options(model.path, tokenizer.path, data, calibrationData == null ? data : calibrationData, ctx, budgets, methods,
                     runModes, new Calibrator.Options(tokens, defaults.context(), defaults.sampleTokens(), budgets, false, defaults.seed()),
-                    KeepOption.kinds(cmd, keep), keepType, out.path);
+                    KeepOption.kinds(cmd, keep), keepType, compare, out.path);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(cmd, e.getMessage());
         }
-        new OutputSafety().model(model.path, tokenizer.path).inputs(data, calibrationData).checkFolder(out.path);
+        OutputSafety safety = new OutputSafety().model(model.path, tokenizer.path).inputs(data, calibrationData);
+        for (Path file : compare) safety.model(file, null);
+        safety.checkFolder(out.path);
         PrintWriter log = spec.commandLine().getOut();
         Progress[] bar = new Progress[1];
         QualityReport report = DistributedSweep.run(options, runner.engine(workers), new Sweep.Listener() {
@@ -113,8 +121,8 @@ final class SweepCommand implements Callable<Integer> {
             public void working(Sweep.Cell cell, String step) {}
 
             @Override
-            public void redoing(Path packed, String reason) {
-                log.printf("%s is made again: %s%n", packed, reason);
+            public void redoing(Path file, String reason) {
+                log.printf("%s is made again: %s%n", file, reason);
                 log.flush();
             }
 

@@ -163,6 +163,8 @@ class BadInputCatalogueTest {
         // sweep writes into a folder: one holding any input is refused.
         String sweepOut = ws.resolve("sweep").toString();
         c.add(new Case("output is an explicit input", 1, ws.getFileName().toString(), "holds an input of this run", "sweep", m, "--data", t, "--out", ws.toString()));
+        c.add(new Case("output is an explicit input", 1, "other-models", "holds an input of this run", "sweep", m, "--data", t, "--compare",
+                otherModels.resolve("stories260K-Q8_0.gguf").toString(), "--out", otherModels.toString()));
         // An output that is an input found implicitly: the tokenizer beside a llama2.c model, a Hugging Face folder's files.
         String tk = tok.toString();
         c.add(new Case("output is an implicit input", 1, "tok512.bin", in, "calibrate", m, "--data", t, "--out", tk));
@@ -209,7 +211,7 @@ class BadInputCatalogueTest {
                 new String[] {"allocate", gone, "--budget", "5", "--out", out}, new String[] {"pack", gone, "--plan", p, "--out", out},
                 new String[] {"verify", gone, "--source", m}, new String[] {"ternarize", gone, "--out", out},
                 new String[] {"repack", gone, "--type", "t2p", "--out", out}, new String[] {"report", gone, "--out", ws.resolve("r").toString()},
-                new String[] {"sweep", gone, "--data", t, "--out", sweepOut})) {
+                new String[] {"sweep", gone, "--data", t, "--out", sweepOut}, new String[] {"sweep", m, "--data", t, "--compare", gone, "--out", sweepOut})) {
             c.add(new Case("a missing input", 1, "missing.bin", "no such file", args));
         }
         // A symbolic link in a loop, or to nothing, named as such (a loop was "no such file or folder").
@@ -266,6 +268,12 @@ class BadInputCatalogueTest {
                 c.add(new Case(kind, 1, name, why, args));
             }
         }
+        // A compare file of another model (its shape), and two compare files that would be one series.
+        String sixM = SharedFiles.model("tinystories-6M/tinystories-6M-Q8_0.gguf").toString();
+        c.add(new Case("a compare file of another model", 1, "tinystories-6M-Q8_0.gguf", "is not a file of", "sweep", m, "--data", t, "--compare", sixM,
+                "--out", sweepOut));
+        c.add(new Case("usage: options that do not go together", 2, "--compare", "would be series 'tinystories-6M-Q8_0'", "sweep", m, "--data", t,
+                "--compare", sixM + "," + sixM, "--out", sweepOut));
         // A stats file changed after it was written.
         String ds = damagedStats.toString(), crc = "checksum mismatch";
         c.add(new Case("stats file changed", 1, "damaged-stats.gguf", crc, "allocate", m, "--budget", "5", "--stats", ds, "--out", out));

@@ -16,12 +16,13 @@ import java.util.Set;
 
 /**
  * {@code jquant sweep} on an {@link Engine}: this JVM prepares the sweep ({@link Sweep#prepare}: inputs checked, the
- * manifest, one calibration), then every pack ({@link Sweep.Pack}: allocate, pack, verify, evaluate in each mode)
- * is one element of {@link Engine#forEach} that a worker takes ({@link Sweep.Worker}), and this JVM writes the report
+ * manifest, one calibration), then every pack ({@link Sweep.Pack}: allocate, pack, verify, evaluate in each mode) and
+ * every compare file ({@link Sweep.Compare}: evaluate) is one element of {@link Engine#forEach} that a worker takes
+ * ({@link Sweep.Worker}, which runs the base model once for all it takes), and this JVM writes the report
  * from the evaluations the workers left in the sweep's folder. The folder is the only channel: every worker reads the model, the texts
  * and the stats there and writes its files there, so it must be one path that every worker reads and writes
- * (docs/distributed.md). A cell that fails leaves {@code failed-<mode>.txt} with its error beside where its
- * evaluation would be, and the report lists it; the others go on.
+ * (docs/distributed.md). A cell that fails leaves {@code failed-<mode>.txt} ({@code failed.txt} for a compare file) with
+ * its error beside where its evaluation would be, and the report lists it; the others go on.
  */
 public final class DistributedSweep {
     private DistributedSweep() {}
@@ -35,7 +36,7 @@ public final class DistributedSweep {
             if (Files.exists(Sweep.evalFile(o, cell))) doneBefore.add(cell);
             Files.deleteIfExists(failedFile(o, cell));
         }
-        engine.forEach("jquant sweep", Sweep.packs(o), Sweep.Pack.class, new PackTasks(SweepSpec.of(o), progress));
+        engine.forEach("jquant sweep", Sweep.workUnits(o), Sweep.WorkUnit.class, new WorkTasks(SweepSpec.of(o), progress));
         List<Sweep.Outcome> outcomes = new ArrayList<>();
         for (Sweep.Cell cell : cells) {
             Sweep.Outcome outcome = collect(o, cell, doneBefore.contains(cell));
@@ -45,9 +46,13 @@ public final class DistributedSweep {
         return Sweep.report(o, outcomes);
     }
 
-    /** Where a failed cell's error is left: {@code DIR/<method>-<B>/failed-<mode>.txt}. */
+    /** Where a failed cell's error is left: {@code DIR/<method>-<B>/failed-<mode>.txt}, or {@code DIR/compare/<name>/failed.txt}. */
     static Path failedFile(Sweep.Options o, Sweep.Cell cell) {
-        return Sweep.evalFile(o, cell).resolveSibling("failed-" + Sweep.modeLabel(cell.mode()) + ".txt");
+        String name = switch (cell) {
+            case Sweep.PackCell p -> "failed-" + Sweep.modeLabel(p.mode()) + ".txt";
+            case Sweep.Compare c -> "failed.txt";
+        };
+        return Sweep.evalFile(o, cell).resolveSibling(name);
     }
 
     /** What the workers left for {@code cell}: its evaluation, its error, or neither (its worker stopped). */
@@ -58,16 +63,16 @@ public final class DistributedSweep {
         return new Sweep.Outcome(cell, null, false, json + ": not written (the worker that had it stopped)");
     }
 
-    /** A worker's part: each pack it is given, with the model, the stats and the base model's run held from one pack to the next. */
-    private record PackTasks(SweepSpec spec, boolean progress) implements Engine.TaskFactory<Sweep.Pack> {
+    /** A worker's part: each unit it is given, with the model, the stats and the base model's run held from one unit to the next. */
+    private record WorkTasks(SweepSpec spec, boolean progress) implements Engine.TaskFactory<Sweep.WorkUnit> {
         @Override
-        public Engine.Task<Sweep.Pack> open() throws IOException {
+        public Engine.Task<Sweep.WorkUnit> open() throws IOException {
             Sweep.Options options = spec.options();
             Sweep.Worker worker = new Sweep.Worker(options);
             return new Engine.Task<>() {
                 @Override
-                public void run(Sweep.Pack pack) throws IOException {
-                    for (Sweep.Outcome outcome : worker.run(pack, new WorkerLog(progress))) {
+                public void run(Sweep.WorkUnit unit) throws IOException {
+                    for (Sweep.Outcome outcome : worker.run(unit, new WorkerLog(progress))) {
                         if (!outcome.failed()) continue;
                         byte[] line = (outcome.error() + "\n").getBytes(StandardCharsets.UTF_8);
                         AtomicOutput.write(failedFile(options, outcome.cell()), out -> out.write(line));
@@ -93,8 +98,8 @@ public final class DistributedSweep {
         }
 
         @Override
-        public void redoing(Path packed, String reason) {
-            System.err.printf("%s is made again: %s%n", packed, reason);
+        public void redoing(Path file, String reason) {
+            System.err.printf("%s is made again: %s%n", file, reason);
         }
 
         @Override

@@ -20,7 +20,8 @@ import java.util.List;
  */
 record SweepSpec(String model, String tokenizer, String data, String calibrationData, int ctx, ArrayList<Double> budgets,
                  ArrayList<QuantizationMethod> methods, ArrayList<PackedModelLoader.Mode> modes, int tokens, int calibrationContext,
-                 int sampleTokens, long seed, EnumSet<TensorKind> keep, ModelPacker.KeepType keepType, String out) implements Serializable {
+                 int sampleTokens, long seed, EnumSet<TensorKind> keep, ModelPacker.KeepType keepType, ArrayList<String> compare, String out)
+        implements Serializable {
     @Serial
     private static final long serialVersionUID = 1L;
 
@@ -30,12 +31,13 @@ record SweepSpec(String model, String tokenizer, String data, String calibration
         keep.addAll(o.keep());
         return new SweepSpec(string(o.model()), string(o.tokenizer()), string(o.data()), string(o.calibrationData()), o.ctx(),
                 new ArrayList<>(o.budgets()), new ArrayList<>(o.methods()), new ArrayList<>(o.modes()), c.maxTokens(), c.context(),
-                c.sampleTokens(), c.seed(), keep, o.keepType(), string(o.out()));
+                c.sampleTokens(), c.seed(), keep, o.keepType(), new ArrayList<>(o.compare().stream().map(SweepSpec::string).toList()), string(o.out()));
     }
 
     Sweep.Options options() {
         return new Sweep.Options(path(model), path(tokenizer), path(data), path(calibrationData), ctx, budgets, methods, modes,
-                new Calibrator.Options(tokens, calibrationContext, sampleTokens, List.copyOf(budgets), false, seed), keep, keepType, path(out));
+                new Calibrator.Options(tokens, calibrationContext, sampleTokens, List.copyOf(budgets), false, seed), keep, keepType,
+                compare.stream().map(Path::of).toList(), path(out));
     }
 
     private static String string(Path p) {

@@ -27,8 +27,8 @@ class DistributedSweepTest {
      * A small sweep of stories260K three ways: in this JVM without an engine ({@link Sweep#run}), through Beam's direct
      * runner, and on a local Flink cluster of two task managers. The cluster's run has
      * a corrupt plan planted for one packed file: its two cells fail with their error in the report and the other six
-     * finish; with the plan removed, the same folder resumes, makes those two cells and skips the rest. All three
-     * reports then hold the same cells with the same figures, digit for digit.
+     * finish, with llama.cpp's Q8_0 file of the model, compared; with the plan removed, the same folder resumes, makes
+     * those two cells and skips the rest. All three reports then hold the same cells with the same figures, digit for digit.
      */
     @Test
     void directRunnerAndATwoWorkerFlinkClusterGiveTheOneJvmSweep(@TempDir Path dir) throws Exception {
@@ -48,7 +48,7 @@ class DistributedSweepTest {
         assertThat(failedOne.failures()).extracting(QualityReport.Failure::label).containsExactly("uniform B=6 weight-only", "uniform B=6 npu");
         assertThat(failedOne.failures()).allSatisfy(f -> assertThat(f.error()).startsWith(plan.toString()));
         JsonNode partial = report(onCluster);
-        assertThat(partial.at("/evaluations").size()).isEqualTo(6);
+        assertThat(partial.at("/evaluations").size()).isEqualTo(7);
         assertThat(partial.at("/failed/0/error").asText()).startsWith(plan.toString());
         assertThat(Files.readString(onCluster.out().resolve("report/report.md"))).contains("## Failed", "uniform B=6 npu");
 
@@ -57,7 +57,8 @@ class DistributedSweepTest {
         assertThat(resumed.failures()).isEmpty();
 
         List<String> jvm = figures(report(options(model, eval, calibration, dir.resolve("jvm"))));
-        assertThat(jvm).hasSize(8);
+        assertThat(jvm).hasSize(9);
+        assertThat(jvm.getLast()).startsWith("stories260K-Q8_0 null 379168 ");
         assertThat(figures(report(options(model, eval, calibration, dir.resolve("direct"))))).containsExactlyElementsOf(jvm);
         assertThat(figures(report(onCluster))).containsExactlyElementsOf(jvm);
     }
@@ -67,7 +68,7 @@ class DistributedSweepTest {
         return new Sweep.Options(model, null, eval, calibration, 64, List.of(4.0, 6.0), List.of(QuantizationMethod.UNIFORM, QuantizationMethod.OURS),
                 List.of(PackedModelLoader.Mode.WEIGHT_ONLY, PackedModelLoader.Mode.NPU),
                 new Calibrator.Options(1024, defaults.context(), defaults.sampleTokens(), List.of(4.0, 6.0), false, defaults.seed()),
-                ModelPacker.KEEPABLE, ModelPacker.KeepType.f16, out);
+                ModelPacker.KEEPABLE, ModelPacker.KeepType.f16, List.of(SharedFiles.model("stories260K-Q8_0.gguf")), out);
     }
 
     private static JsonNode report(Sweep.Options o) throws Exception {
