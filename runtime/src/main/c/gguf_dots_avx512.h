@@ -116,17 +116,19 @@ static inline __attribute__((always_inline)) __m256i gg_k_scales(const uint8_t *
 #define GG_PAIR(a, b) _mm512_set_epi32(b * 0x10001, b * 0x10001, b * 0x10001, b * 0x10001, b * 0x10001, b * 0x10001, b * 0x10001, b * 0x10001, \
                                        a * 0x10001, a * 0x10001, a * 0x10001, a * 0x10001, a * 0x10001, a * 0x10001, a * 0x10001, a * 0x10001)
 
-/* One row's Q4_K (five = 0) or Q5_K superblock: the 16 lanes of sum_s sc_s * (codes . q) and the 4 of sum_s m_s * sum(q). */
-static inline __attribute__((always_inline)) void gg_k_row(const uint8_t *p, int five, const __m512i x[4], __m128i s32, __m512i *dot, __m128i *mdot) {
+/*
+ * A Q4_K (five = 0) or Q5_K superblock's 256 codes as bytes: n[i] holds sub-blocks s = 2i - i % 2 ... as
+ * pairs (0,2) (1,3) (4,6) (5,7); Q5_K's bit 4 of sub-block s's codes is bit s of qh[l].
+ */
+static inline __attribute__((always_inline)) void gg_k_codes(const uint8_t *p, int five, __m512i n[4]) {
     const __m512i m = _mm512_set1_epi8(15);
     const uint8_t *qs = p + (five ? 48 : 16);
-    __m256i ms = gg_k_scales(p);
-    __m512i sc = _mm512_castsi256_si512(ms);
-    *mdot = _mm_madd_epi16(_mm256_extracti128_si256(ms, 1), s32);
     __m512i q0 = _mm512_loadu_si512(qs), q1 = _mm512_loadu_si512(qs + 64);
-    __m512i n[4] = {_mm512_and_si512(q0, m), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m),
-                    _mm512_and_si512(q1, m), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m)};
-    if (five) {   /* bit 4 of sub-block s's codes: bit s of qh[l]; n[i] holds sub-blocks s = 2i - i % 2 ... as pairs (0,2) (1,3) (4,6) (5,7) */
+    n[0] = _mm512_and_si512(q0, m);
+    n[1] = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m);
+    n[2] = _mm512_and_si512(q1, m);
+    n[3] = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m);
+    if (five) {
         __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (p + 16)));
         const __m512i sixteen = _mm512_set1_epi8(16);
         n[0] = _mm512_mask_add_epi8(n[0], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x01), _mm256_set1_epi8(0x04), 1)), n[0], sixteen);
@@ -134,6 +136,15 @@ static inline __attribute__((always_inline)) void gg_k_row(const uint8_t *p, int
         n[2] = _mm512_mask_add_epi8(n[2], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x10), _mm256_set1_epi8(0x40), 1)), n[2], sixteen);
         n[3] = _mm512_mask_add_epi8(n[3], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x20), _mm256_set1_epi8((char) 0x80), 1)), n[3], sixteen);
     }
+}
+
+/* One row's Q4_K (five = 0) or Q5_K superblock: the 16 lanes of sum_s sc_s * (codes . q) and the 4 of sum_s m_s * sum(q). */
+static inline __attribute__((always_inline)) void gg_k_row(const uint8_t *p, int five, const __m512i x[4], __m128i s32, __m512i *dot, __m128i *mdot) {
+    __m256i ms = gg_k_scales(p);
+    __m512i sc = _mm512_castsi256_si512(ms);
+    *mdot = _mm_madd_epi16(_mm256_extracti128_si256(ms, 1), s32);
+    __m512i n[4];
+    gg_k_codes(p, five, n);
     __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(n[0], x[0]), _mm512_permutexvar_epi16(GG_PAIR(0, 2), sc));
     acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(n[1], x[1]), _mm512_permutexvar_epi16(GG_PAIR(1, 3), sc));
     acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(n[2], x[2]), _mm512_permutexvar_epi16(GG_PAIR(4, 6), sc));
@@ -313,24 +324,14 @@ static inline __attribute__((always_inline)) __m512 gg_tile_q8_0(const uint8_t *
 
 /* Q4_K (five = 0) and Q5_K: sub-block s's codes are dwords 8 ((s / 2) % 2) .. + 7 of plane n[2 (s / 4) + s % 2]. */
 static inline __attribute__((always_inline)) __m512 gg_tile_k(const uint8_t *row, int five, int32_t blocks, const int32_t *X, const float *XD, const int32_t *S) {
-    const __m512i m = _mm512_set1_epi8(15);
     const int bytes = five ? Q5_K_BYTES : Q4_K_BYTES;
     __m512 acc = _mm512_setzero_ps();
     for (int32_t b = 0; b < blocks; b++) {
-        const uint8_t *p = row + (int64_t) bytes * b, *qs = p + (five ? 48 : 16);
+        const uint8_t *p = row + (int64_t) bytes * b;
         uint8_t sm[16];
         _mm_storeu_si128((__m128i *) sm, _mm256_cvtepi16_epi8(gg_k_scales(p)));
-        __m512i q0 = _mm512_loadu_si512(qs), q1 = _mm512_loadu_si512(qs + 64);
-        __m512i n[4] = {_mm512_and_si512(q0, m), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m),
-                        _mm512_and_si512(q1, m), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m)};
-        if (five) {
-            __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (p + 16)));
-            const __m512i sixteen = _mm512_set1_epi8(16);
-            n[0] = _mm512_mask_add_epi8(n[0], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x01), _mm256_set1_epi8(0x04), 1)), n[0], sixteen);
-            n[1] = _mm512_mask_add_epi8(n[1], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x02), _mm256_set1_epi8(0x08), 1)), n[1], sixteen);
-            n[2] = _mm512_mask_add_epi8(n[2], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x10), _mm256_set1_epi8(0x40), 1)), n[2], sixteen);
-            n[3] = _mm512_mask_add_epi8(n[3], _mm512_test_epi8_mask(qh, _mm512_inserti64x4(_mm512_set1_epi8(0x20), _mm256_set1_epi8((char) 0x80), 1)), n[3], sixteen);
-        }
+        __m512i n[4];
+        gg_k_codes(p, five, n);
         __m512i dot = _mm512_setzero_si512(), mdot = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int s = 0; s < 8; s++) {
