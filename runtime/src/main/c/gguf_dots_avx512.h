@@ -32,8 +32,13 @@ static inline __attribute__((always_inline)) __m512i gg_spread4(__m128i v) {
     return _mm512_permutexvar_epi32(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0), _mm512_castsi128_si512(v));
 }
 
-/* Bytes ahead of a row's current block that the kernels prefetch: 8 KiB streamed faster than 2 and 4 (bench/RESULTS.md). */
+/*
+ * Bytes ahead of a row's current block that the decode kernels prefetch, every cache line of it, into L2
+ * (prefetcht1): prefetched into L1 the four rows' streams read memory at 7-11 GB/s on one thread,
+ * into L2 at 15-23, ggml-cpu's one-row kernels' speed (bench/RESULTS.md); 4 KiB ahead measured at half that, 16 alike.
+ */
 #define GG_AHEAD 8192
+#define GG_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 
 /*
  * Q4_0 and Q8_0, four blocks of four rows per step: lane 4k + r holds row r's dot of block k, its fp16
@@ -74,7 +79,8 @@ static inline __attribute__((always_inline)) __m512i gg_q8_0_row(const uint8_t *
         int32_t b = 0;                                                                                                \
         for (; b + 4 <= blocks; b += 4) {                                                                             \
             const int64_t at = (int64_t) b * TYPE##_BYTES;                                                            \
-            for (int j = 0; j < 4; j++) __builtin_prefetch(rp[j] + at + GG_AHEAD);                                    \
+            for (int j = 0; j < 4; j++)                                                                               \
+                for (int l = 0; l < 4 * TYPE##_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);                \
             __m512i x0 = _mm512_loadu_si512(q + 32 * b), x1 = _mm512_loadu_si512(q + 32 * b + 64), dots;              \
             if (TYPE##_BYTES == Q4_0_BYTES) {                                                                         \
                 __m512i xl = _mm512_shuffle_i64x2(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));                                   \
@@ -158,7 +164,7 @@ static inline __attribute__((always_inline)) void gg_k_row(const uint8_t *p, int
         for (int32_t b = 0; b < blocks; b++) {                                                                        \
             const int64_t at = (int64_t) b * TYPE##_BYTES;                                                            \
             for (int j = 0; j < 4; j++) {                                                                             \
-                for (int l = 0; l < TYPE##_BYTES; l += 64) __builtin_prefetch(rp[j] + at + GG_AHEAD + l);            \
+                for (int l = 0; l < TYPE##_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);                   \
             }                                                                                                         \
             const int8_t *xb = q + 256 * b;                                                                           \
             __m512i z0 = _mm512_loadu_si512(xb), z1 = _mm512_loadu_si512(xb + 64);                                    \
@@ -226,7 +232,7 @@ static void gg_q6_k_quad(const uint8_t *const rp[4], int32_t blocks, const int8_
     for (int32_t b = 0; b < blocks; b++) {
         const int64_t at = (int64_t) b * Q6_K_BYTES;
         for (int j = 0; j < 4; j++) {
-            for (int l = 0; l < Q6_K_BYTES; l += 64) __builtin_prefetch(rp[j] + at + GG_AHEAD + l);
+            for (int l = 0; l < Q6_K_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);
         }
         const int8_t *xb = q + 256 * b;
         __m256i s16 = _mm256_loadu_si256((const __m256i *) (sums + 16 * b));
