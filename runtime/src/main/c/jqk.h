@@ -58,18 +58,20 @@ static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int
 }
 
 /*
- * Bytes ahead of a chunk's codes that the kernels prefetch: the hardware prefetcher alone left the T2P
- * kernel reading memory at well under its speed from L2; 1, 2 and 4 KiB ahead measured alike
- * (bench/RESULTS.md).
+ * Bytes ahead of a chunk's codes that the kernels prefetch, into L2 (prefetcht1): the hardware
+ * prefetcher alone left the T2P kernel reading memory at well under its speed from L2. 2 KiB ahead into
+ * L1 fell mostly on rows the quads side by side (QUAD_GROUPS) were already reading; 8 KiB into L2 read
+ * memory 1.3-1.4 times as fast, one thread (T2P 15-18 GB/s, TQ2_0 10.5; bench/RESULTS.md).
  */
-#define QUAD_AHEAD 2048
+#define QUAD_AHEAD 8192
+#define QUAD_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 
 static inline __attribute__((always_inline)) void t2p_prefetch(const uint8_t *const p[8]) {
-    for (int l = 0; l < 4 * T2P_BYTES; l += 64) __builtin_prefetch(p[0] + QUAD_AHEAD + l);
+    for (int l = 0; l < 4 * T2P_BYTES; l += 64) QUAD_PREFETCH(p[0] + QUAD_AHEAD + l);
 }
 
 static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *const p[8]) {
-    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) __builtin_prefetch(p[2 * r] + QUAD_AHEAD + l);
+    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) QUAD_PREFETCH(p[2 * r] + QUAD_AHEAD + l);
 }
 
 /* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0
