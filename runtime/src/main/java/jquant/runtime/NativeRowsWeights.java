@@ -14,9 +14,10 @@ import jquant.runtime.nativelib.NativeKernels.RowType;
  * rows decoded to float32 in L1 by the same operations as jquant's reference decoder), then the
  * runtime's float summation order on the instruction set with the Java kernels' lane count. So the
  * outputs are the Java layer's ({@link DenseWeights}, {@link DecodedRowsWeights}) bit for bit. A batch
- * of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill, where the rows are decoded once
- * for the batch) takes the Java layer, and so does the first product, in which the Java layer checks
- * a float16 matrix's weights finite (the conversion in registers would pass an infinity on).
+ * of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill) of F16 goes to the library's
+ * tiles of four rows by four tokens; of a block type, to the Java layer, which decodes the rows once for
+ * the batch. The first product of a matrix is the Java layer's too (of one token, before a first batch):
+ * it checks a float16 matrix's weights finite (the conversion in registers would pass an infinity on).
  */
 final class NativeRowsWeights implements LinearWeights {
 
@@ -69,12 +70,24 @@ final class NativeRowsWeights implements LinearWeights {
 
     @Override
     public void matmul(float[] x, int n, float[] y) {
-        if (n >= RowMajorWeights.PREFILL_TOKENS || !checked) {
+        boolean prefill = n >= RowMajorWeights.PREFILL_TOKENS;
+        if (prefill && type != RowType.F16 || !checked && !prefill) {
             twin.matmul(x, n, y);
             checked = true;
             return;
         }
+        if (!checked) {
+            twin.matmul(x, 1, new float[out]);   // the Java layer's check, for one token's product rather than the batch's
+            checked = true;
+        }
         MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
+        if (prefill) {
+            compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, start, end) -> {
+                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
+                kernels.tilesF16(data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, xs, n, ys.asSlice(4L * r0), out);
+            });
+            return;
+        }
         for (int t = 0; t < n; t++) {
             MemorySegment xt = xs.asSlice(4L * t * in, 4L * in), yt = ys.asSlice(4L * t * out, 4L * out);
             compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {

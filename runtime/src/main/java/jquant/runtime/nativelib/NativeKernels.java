@@ -33,6 +33,7 @@ public final class NativeKernels {
     private final MethodHandle weightletNpu;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
     private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
+    private final MethodHandle tilesF16;
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -45,6 +46,8 @@ public final class NativeKernels {
         }
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
+        tilesF16 = lib.downcall("jq_tiles_f16_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
         for (RowType t : RowType.values()) {
             rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
                     FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
@@ -141,6 +144,19 @@ public final class NativeKernels {
     public void rows(RowType type, MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, MemorySegment y) {
         try {
             this.rows[type.ordinal()].invokeExact(w, rowBytes, rows, cols, x, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_tiles_f16}: {@code y[t · ystride + r] = w_r · x_t} for {@code rows} float16 rows at {@code w}
+     * and {@code tokens} activation vectors ({@code cols} floats each) at {@code x}, each as {@link #rows}
+     * computes it (the rows must be finite), four rows by four tokens per step.
+     */
+    public void tilesF16(MemorySegment w, long rowBytes, int rows, int cols, MemorySegment x, int tokens, MemorySegment y, long ystride) {
+        try {
+            tilesF16.invokeExact(w, rowBytes, rows, cols, x, tokens, y, ystride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
