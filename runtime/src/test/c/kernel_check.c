@@ -23,6 +23,7 @@ void jq_tq2_arrange(const int8_t *q, const int32_t *sums, const float *scales, i
 void K(jq_t2p_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns, const int8_t *act, float *y, int64_t ystride, int32_t *dots, int64_t dstride);
 void K(jq_tq2_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns, const int8_t *act, float *y, int64_t ystride, int32_t *dots, int64_t dstride);
 void K(jq_rows_f16_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
+void K(jq_tiles_f16_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, int32_t tokens, float *y, int64_t ystride);
 void K(jq_rows_q4_0_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
 typedef void (*gg_kernel)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, int32_t columns, const int8_t *q, const float *d,
                           const int16_t *sums, float *y, int64_t ystride);
@@ -117,6 +118,11 @@ int main(void) {
     float s = 0.0f; for (int c = 0; c < L; c++) s += ch[c]; yref[r] = s; }
   K(jq_rows_f16_)((const uint8_t *) h, fc * 2, rows, fc, x, y);
   expect("f16 rows", !memcmp(y, yref, rows * 4));
+  /* F16 prefill tiles: each (row, token) as the rows kernel gives it; 11 rows and 6 tokens, partial fours */
+  float *x6 = malloc(6 * fc * 4), *y6 = malloc(6 * rows * 4); for (int i = 0; i < 6 * fc; i++) x6[i] = ((int) (rnd() % 2001) - 1000) * 1e-3f;
+  K(jq_tiles_f16_)((const uint8_t *) h, fc * 2, rows - 1, fc, x6, 6, y6, rows);
+  ok = 1; for (int t = 0; t < 6; t++) { K(jq_rows_f16_)((const uint8_t *) h, fc * 2, rows - 1, fc, x6 + t * fc, y); ok &= !memcmp(y6 + t * rows, y, (rows - 1) * 4); }
+  expect("f16 tiles", ok);
   int qc = 512; uint8_t *q4 = malloc(rows * qc / 32 * 18); for (int i = 0; i < rows * qc / 32 * 18; i++) q4[i] = rnd();
   for (int i = 0; i < rows * qc / 32; i++) { uint16_t s = 0x1000 + rnd() % 0x1000; memcpy(q4 + 18 * i, &s, 2); }
   for (int r = 0; r < rows; r++) { float ch[16] = {0};
