@@ -33,12 +33,35 @@ static inline __attribute__((always_inline)) __m512i gg_spread4(__m128i v) {
 }
 
 /*
- * Bytes ahead of a row's current block that the decode kernels prefetch, every cache line of it, into L2
- * (prefetcht1): prefetched into L1 the four rows' streams read memory at 7-11 GB/s on one thread,
- * into L2 at 15-23, ggml-cpu's one-row kernels' speed (bench/RESULTS.md); 4 KiB ahead measured at half that, 16 alike.
+ * Bytes ahead that the decode kernels prefetch, every cache line, into L2 (prefetcht1), in each row's own
+ * stream: a row's data goes on in the same row of the next four, the row this lane of four reads next.
+ * Prefetched into L1 the four rows' streams read memory at 7-11 GB/s on one thread, into L2 at 15-23,
+ * ggml-cpu's one-row kernels' speed; and a plain "8 KiB past the current block" fell inside the four
+ * rows being read where a row is 4-8 KiB long (ffn_down's 5,632 weights), at half that (bench/RESULTS.md).
  */
 #define GG_AHEAD 8192
 #define GG_PREFETCH(p) __builtin_prefetch((p), 0, 2)
+
+/* Where the prefetch of a lane of four rows stands: `at` bytes into the row `wrap` bytes past the current one. */
+typedef struct {
+    int64_t wrap, at;
+} gg_ahead;
+
+static inline __attribute__((always_inline)) gg_ahead gg_ahead_start(int64_t rowBytes) {
+    gg_ahead a = {GG_AHEAD / rowBytes * 4 * rowBytes, GG_AHEAD % rowBytes};
+    return a;
+}
+
+/* Prefetches the next `bytes` of each of the four rows' streams, GG_AHEAD ahead, and moves on. */
+static inline __attribute__((always_inline)) void gg_ahead_step(const uint8_t *const rp[4], gg_ahead *a, int bytes, int64_t rowBytes) {
+    for (int j = 0; j < 4; j++)
+        for (int l = 0; l < bytes; l += 64) GG_PREFETCH(rp[j] + a->wrap + a->at + l);
+    a->at += bytes;
+    if (a->at >= rowBytes) {
+        a->at -= rowBytes;
+        a->wrap += 4 * rowBytes;
+    }
+}
 
 /*
  * Q4_0 and Q8_0, four blocks of four rows per step: lane 4k + r holds row r's dot of block k, its fp16
@@ -66,9 +89,10 @@ static inline __attribute__((always_inline)) __m512i gg_q8_0_row(const uint8_t *
 }
 
 #define GG_Q32_QUAD(type, TYPE, SHIFT)                                                                                 \
-    static void gg_##type##_quad(const uint8_t *const rp[4], int32_t blocks, const int8_t *q, const float *xd,        \
-                                 const int16_t *sums, float out[4]) {                                                 \
+    static void gg_##type##_quad(const uint8_t *const rp[4], int64_t rowBytes, int32_t blocks, const int8_t *q,       \
+                                 const float *xd, const int16_t *sums, float out[4]) {                                \
         __m128 acc = _mm_setzero_ps();                                                                                \
+        gg_ahead ahead = gg_ahead_start(rowBytes);                                                                    \
         /* lane 4k + r: the offset of row r's block k from row 0's, for the gather of the fp16 scales */              \
         const __m512i rows = _mm512_add_epi32(                                                                        \
             _mm512_set_epi32(3 * TYPE##_BYTES, 3 * TYPE##_BYTES, 3 * TYPE##_BYTES, 3 * TYPE##_BYTES,                  \
@@ -79,8 +103,7 @@ static inline __attribute__((always_inline)) __m512i gg_q8_0_row(const uint8_t *
         int32_t b = 0;                                                                                                \
         for (; b + 4 <= blocks; b += 4) {                                                                             \
             const int64_t at = (int64_t) b * TYPE##_BYTES;                                                            \
-            for (int j = 0; j < 4; j++)                                                                               \
-                for (int l = 0; l < 4 * TYPE##_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);                \
+            gg_ahead_step(rp, &ahead, 4 * TYPE##_BYTES, rowBytes);                                                    \
             __m512i x0 = _mm512_loadu_si512(q + 32 * b), x1 = _mm512_loadu_si512(q + 32 * b + 64), dots;              \
             if (TYPE##_BYTES == Q4_0_BYTES) {                                                                         \
                 __m512i xl = _mm512_shuffle_i64x2(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));                                   \
@@ -158,14 +181,13 @@ static inline __attribute__((always_inline)) void gg_k_row(const uint8_t *p, int
 }
 
 #define GG_K_QUAD(type, TYPE, FIVE)                                                                                    \
-    static void gg_##type##_quad(const uint8_t *const rp[4], int32_t blocks, const int8_t *q, const float *xd,        \
-                                 const int16_t *sums, float out[4]) {                                                 \
+    static void gg_##type##_quad(const uint8_t *const rp[4], int64_t rowBytes, int32_t blocks, const int8_t *q,       \
+                                 const float *xd, const int16_t *sums, float out[4]) {                                \
         __m128 acc = _mm_setzero_ps();                                                                                \
+        gg_ahead ahead = gg_ahead_start(rowBytes);                                                                    \
         for (int32_t b = 0; b < blocks; b++) {                                                                        \
             const int64_t at = (int64_t) b * TYPE##_BYTES;                                                            \
-            for (int j = 0; j < 4; j++) {                                                                             \
-                for (int l = 0; l < TYPE##_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);                   \
-            }                                                                                                         \
+            gg_ahead_step(rp, &ahead, TYPE##_BYTES, rowBytes);                                                        \
             const int8_t *xb = q + 256 * b;                                                                           \
             __m512i z0 = _mm512_loadu_si512(xb), z1 = _mm512_loadu_si512(xb + 64);                                    \
             __m512i z2 = _mm512_loadu_si512(xb + 128), z3 = _mm512_loadu_si512(xb + 192);                            \
@@ -227,13 +249,13 @@ static inline __attribute__((always_inline)) __m512i gg_q6_k_row(const uint8_t *
     return _mm512_sub_epi32(acc, _mm512_slli_epi32(offset, 5));
 }
 
-static void gg_q6_k_quad(const uint8_t *const rp[4], int32_t blocks, const int8_t *q, const float *xd, const int16_t *sums, float out[4]) {
+static void gg_q6_k_quad(const uint8_t *const rp[4], int64_t rowBytes, int32_t blocks, const int8_t *q, const float *xd,
+                         const int16_t *sums, float out[4]) {
     __m128 acc = _mm_setzero_ps();
+    gg_ahead ahead = gg_ahead_start(rowBytes);
     for (int32_t b = 0; b < blocks; b++) {
         const int64_t at = (int64_t) b * Q6_K_BYTES;
-        for (int j = 0; j < 4; j++) {
-            for (int l = 0; l < Q6_K_BYTES; l += 64) GG_PREFETCH(rp[j] + at + GG_AHEAD + l);
-        }
+        gg_ahead_step(rp, &ahead, Q6_K_BYTES, rowBytes);
         const int8_t *xb = q + 256 * b;
         __m256i s16 = _mm256_loadu_si256((const __m256i *) (sums + 16 * b));
         __m128i dots = gg_totals4(gg_q6_k_row(rp[0] + at, xb, s16), gg_q6_k_row(rp[1] + at, xb, s16),
@@ -437,7 +459,7 @@ GG_TILES(q6_k, Q6_K, 256, 16)
             for (int j = 0; j < 4; j++) rp[j] = w + (int64_t) (j < n ? r0 + j : r0) * rowBytes;                       \
             for (int32_t c = 0; c < columns; c++) {                                                                   \
                 float out[4];                                                                                         \
-                gg_##type##_quad(rp, blocks, q + (int64_t) c * cols, d + (int64_t) c * (cols / (B)),                  \
+                gg_##type##_quad(rp, rowBytes, blocks, q + (int64_t) c * cols, d + (int64_t) c * (cols / (B)),                  \
                                  sums + (int64_t) c * (cols / 16), out);                                              \
                 for (int j = 0; j < n; j++) y[c * ystride + r0 + j] = out[j];                                         \
             }                                                                                                         \
