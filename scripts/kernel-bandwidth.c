@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *type = argv[1];
-    const int cols = 2048;
+    const int cols = getenv("COLS") ? atoi(getenv("COLS")) : 2048;   /* weights a row: COLS=5632 is ffn_down's */
     int per, bytes, act; /* weights and bytes per block, bytes per activation block of 32 */
     int quad = 0;        /* the ternary layouts: 128-weight blocks, activations arranged per block */
     const char *ggml;
