@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     int reps = (int) (1000000000LL / ((long long) rows * rowBytes));
     if (reps < 1) reps = 1;
     int64_t size = (int64_t) rows * rowBytes;
-    const int64_t ggmlRow = quad ? 528 : rowBytes; /* T2P's bytes read as TQ2_0 rows of 2048 weights */
+    const int64_t ggmlRow = quad ? (int64_t) cols / 256 * 66 : rowBytes; /* T2P's bytes read as TQ2_0 rows */
     uint8_t *w = aligned_alloc(64, (size_t) size + 64);
     for (int64_t i = 0; i < size; i++) w[i] = (uint8_t) (i * 2654435761u >> 13);
     /* every fp16 scale 2^-7, so that no product is infinite or NaN (the ternary kernels' activations are zero) */
