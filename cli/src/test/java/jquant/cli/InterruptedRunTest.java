@@ -69,6 +69,27 @@ class InterruptedRunTest {
         return false;
     }
 
+    /**
+     * The temporary file of a pack run killed (SIGKILL) while it wrote: the run is stopped (SIGSTOP) as soon
+     * as its file appears, so that it cannot finish before the kill; a run that finished first is run again.
+     */
+    private static Path killedWhileWriting(Path out) throws Exception {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Process p = pack(out);
+            Optional<Path> tmp = tempFileOf(p, out);
+            if (tmp.isPresent()) {
+                new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).start().waitFor();
+                if (p.isAlive() && Files.exists(tmp.get())) {
+                    p.destroyForcibly().waitFor();
+                    return tmp.get();
+                }
+            }
+            p.waitFor();
+            Files.deleteIfExists(out.resolve("m.jqw"));
+        }
+        throw new AssertionError("five pack runs finished before they could be stopped");
+    }
+
     private static List<Path> listing(Path dir) throws IOException {
         try (var files = Files.list(dir)) {
             return files.toList();
@@ -95,9 +116,7 @@ class InterruptedRunTest {
     void theNextRunRemovesWhatAKilledRunLeft() throws Exception {
         Path out = Files.createDirectory(work.resolve("out-KILL"));
         Path unrelated = Files.writeString(out.resolve(".m.jqw.backup.tmp"), "not ours");
-        Process killed = pack(out);
-        Path left = tempFileOf(killed, out).orElseThrow();
-        killed.destroyForcibly().waitFor();
+        Path left = killedWhileWriting(out);
         assertThat(left).as("what SIGKILL leaves").exists();
         Process next = pack(out);
         assertThat(next.waitFor()).as(Files.readString(work.resolve("pack.err"))).isZero();
