@@ -84,7 +84,7 @@ class InterruptedRunTest {
                     return tmp.get();
                 }
             }
-            p.waitFor();
+            p.destroyForcibly().waitFor();   // a run stopped just after its rename would never end by itself
             Files.deleteIfExists(out.resolve("m.jqw"));
         }
         throw new AssertionError("five pack runs finished before they could be stopped");
