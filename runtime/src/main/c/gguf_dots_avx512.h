@@ -40,7 +40,6 @@ static inline __attribute__((always_inline)) __m512i gg_spread4(__m128i v) {
  * rows being read where a row is 4-8 KiB long (ffn_down's 5,632 weights), at half that (bench/RESULTS.md).
  */
 #define GG_AHEAD 8192
-#define GG_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 
 /* Where the prefetch of a lane of four rows stands: `at` bytes into the row `wrap` bytes past the current one. */
 typedef struct {
@@ -55,7 +54,7 @@ static inline __attribute__((always_inline)) gg_ahead gg_ahead_start(int64_t row
 /* Prefetches the next `bytes` of each of the four rows' streams, GG_AHEAD ahead, and moves on. */
 static inline __attribute__((always_inline)) void gg_ahead_step(const uint8_t *const rp[4], gg_ahead *a, int bytes, int64_t rowBytes) {
     for (int j = 0; j < 4; j++)
-        for (int l = 0; l < bytes; l += 64) GG_PREFETCH(rp[j] + a->wrap + a->at + l);
+        for (int l = 0; l < bytes; l += 64) JQK_PREFETCH_L2(rp[j] + a->wrap + a->at + l);
     a->at += bytes;
     if (a->at >= rowBytes) {
         a->at -= rowBytes;

@@ -158,6 +158,15 @@ GG_ROWS(q4_k, Q4_K)
 GG_ROWS(q5_k, Q5_K)
 GG_ROWS(q6_k, Q6_K)
 
+/* A float16 row's result from its chains over the whole vectors: the elements past them one at a time
+   into chain k mod FV_LANES, then the chains added. */
+static inline __attribute__((always_inline)) float f16_row_end(FV acc, const uint8_t *row, const float *x, int32_t whole, int32_t cols) {
+    float chains[FV_LANES];
+    FV_STORE(chains, acc);
+    for (int32_t k = whole; k < cols; k++) chains[k % FV_LANES] = __builtin_fmaf(gg_half(row + 2 * k), x[k], chains[k % FV_LANES]);
+    return lane_sum(FV_LOAD(chains));
+}
+
 /*
  * F16 rows: y[r] = w_r · x, each weight converted exactly (as Float.float16ToFloat) in registers. Four
  * rows from the four quarters of [0, rows) at a time (four long streams for the hardware prefetcher,
@@ -175,12 +184,7 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
         for (int j = 0; j < 4; j++) acc[j] = FV_ZERO;
         const uint8_t *const rw[4] = {w + r[0] * rowBytes, w + r[1] * rowBytes, w + r[2] * rowBytes, w + r[3] * rowBytes};
         f16_chains(rw, whole, x, acc);
-        for (int j = 0; j < n; j++) {
-            float chains[FV_LANES];
-            FV_STORE(chains, acc[j]);
-            for (int32_t k = whole; k < cols; k++) chains[k % FV_LANES] = __builtin_fmaf(gg_half(rw[j] + 2 * k), x[k], chains[k % FV_LANES]);
-            y[r[j]] = lane_sum(FV_LOAD(chains));
-        }
+        for (int j = 0; j < n; j++) y[r[j]] = f16_row_end(acc[j], rw[j], x, whole, cols);
     }
 }
 
@@ -217,14 +221,8 @@ JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t ro
             FV a20 = FV_ZERO, a21 = FV_ZERO, a22 = FV_ZERO, a23 = FV_ZERO, a30 = FV_ZERO, a31 = FV_ZERO, a32 = FV_ZERO, a33 = FV_ZERO;
             for (int32_t k = 0; k < whole; k += FV_LANES) F16_TILE_FMAS(k);
             const FV acc[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
-            for (int j = 0; j < nr; j++) {
-                for (int i = 0; i < nt; i++) {
-                    float chains[FV_LANES];
-                    FV_STORE(chains, acc[j][i]);
-                    for (int32_t k = whole; k < cols; k++) chains[k % FV_LANES] = __builtin_fmaf(gg_half(rw[j] + 2 * k), xt[i][k], chains[k % FV_LANES]);
-                    y[(t0 + i) * ystride + r0 + j] = lane_sum(FV_LOAD(chains));
-                }
-            }
+            for (int j = 0; j < nr; j++)
+                for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = f16_row_end(acc[j][i], rw[j], xt[i], whole, cols);
         }
     }
 }

@@ -41,6 +41,9 @@
 #define TQ2_SCALE 64
 #define TQ2_ACT 128
 
+/* A software prefetch into L2 (prefetcht1 on x86), the decode kernels' (see QUAD_AHEAD and GG_AHEAD). */
+#define JQK_PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)
+
 static inline int64_t jqk_load64(const void *p) { int64_t v; memcpy(&v, p, 8); return v; }
 static inline uint16_t jqk_load16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
@@ -64,14 +67,13 @@ static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int
  * memory 1.3-1.4 times as fast, one thread (T2P 15-18 GB/s, TQ2_0 10.5; bench/RESULTS.md).
  */
 #define QUAD_AHEAD 8192
-#define QUAD_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 
 static inline __attribute__((always_inline)) void t2p_prefetch(const uint8_t *const p[8]) {
-    for (int l = 0; l < 4 * T2P_BYTES; l += 64) QUAD_PREFETCH(p[0] + QUAD_AHEAD + l);
+    for (int l = 0; l < 4 * T2P_BYTES; l += 64) JQK_PREFETCH_L2(p[0] + QUAD_AHEAD + l);
 }
 
 static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *const p[8]) {
-    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) QUAD_PREFETCH(p[2 * r] + QUAD_AHEAD + l);
+    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) JQK_PREFETCH_L2(p[2 * r] + QUAD_AHEAD + l);
 }
 
 /* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0
