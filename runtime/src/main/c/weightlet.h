@@ -1,9 +1,10 @@
 /*
- * EdgeFlow weightlets (jquant.pack.WeightletLayout): a channel of B-bit fields (B = 1..8) in groups of
+ * EdgeFlow weightlets (jquant.formats.weightlet.WeightletLayout): a channel of B-bit fields (B = 1..8) in groups of
  * 128 weights, 16·B bytes a group; a field is split into planes of 1, 2 or 4 bits (the narrower plane
  * more significant, stored first), a plane of width b is b blocks of 16 bytes, and stripe s (weights
  * 16s .. 16s+15 of the group) sits in block s / (8/b), slot s % (8/b) counted from the top bits. The
- * int8 weight is 2f − (2^B − 1) below 8 bits and f − 127 at 8.
+ * int8 weight is 2f − (2^B − 1) below 8 bits and f − 127 at 8. A row's short last group (S < 8 stripes,
+ * rows of small models) keeps only the blocks its stripes fill, ceil(S·b/8) of a b-bit plane.
  *
  * Included by each ISA source: the stripe unpacker is written once with GCC vector extensions, which
  * each target's flags compile to its own instructions (SSE/AVX on x86, NEON on arm64); an ISA may
@@ -62,6 +63,22 @@ static void wl_group(const uint8_t *g, int B, int8_t *v) {
 }
 #endif
 
+/* Plane widths of a B-bit field, most significant first (0 ends the list). */
+static const uint8_t WL_PLANES[9][4] = {{0}, {1}, {2}, {1, 2}, {4}, {1, 4}, {2, 4}, {1, 2, 4}, {4, 4}};
+
+/* A short group of S stripes at g spread to a whole group's places in `whole`, the dropped blocks zero. */
+static const uint8_t *wl_whole(const uint8_t *g, int B, int S, uint8_t *whole) {
+    memset(whole, 0, 128);
+    int from = 0, to = 0;
+    for (int p = 0; WL_PLANES[B][p]; p++) {
+        int b = WL_PLANES[B][p], kept = 16 * ((S * b + 7) / 8);
+        memcpy(whole + to, g + from, kept);
+        from += kept;
+        to += 16 * b;
+    }
+    return whole;
+}
+
 /*
  * NPU decode (NpuInt8Weights): y[r] = (float) (w_r · xq) · (inputScale · scale[r]), the integer dot
  * exact: the ISA's WL_IACC holds int32 partial sums across a row's groups, reduced once per row
@@ -72,12 +89,15 @@ static void wl_group(const uint8_t *g, int B, int8_t *v) {
  */
 JQK_EXPORT void ISA(jq_wl_npu)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                const int8_t *xq, float inputScale, const float *scales, float *y) {
-    int32_t groups = (length + 127) / 128;
+    int32_t groups = (length + 127) / 128, lastStripes = (length - 128 * (groups - 1) + 15) / 16;
     int8_t v[128] __attribute__((aligned(64)));
+    uint8_t whole[128] __attribute__((aligned(64)));
     for (int32_t r = 0; r < rows; r++) {
         WL_IACC acc = WL_IACC_ZERO;
         for (int32_t g = 0; g < groups; g++) {
-            WL_GROUP(data + offsets[r] + (int64_t) g * 16 * bits[r], bits[r], v);
+            const uint8_t *at = data + offsets[r] + (int64_t) g * 16 * bits[r];
+            if (g == groups - 1 && lastStripes < 8) at = wl_whole(at, bits[r], lastStripes, whole);
+            WL_GROUP(at, bits[r], v);
             acc = wl_dot(acc, v, xq + 128 * g);
         }
         y[r] = (float) WL_IACC_SUM(acc) * (inputScale * scales[r]);

@@ -62,7 +62,7 @@ class PackVerifyCommandTest {
         assertThat(channels).isEqualTo(64);
         CliTest.Result table = CliTest.run("inspect", jqw.toString());
         assertThat(table.out()).contains("layer.4", "blk.4.ffn_down", "smoothing",
-                "; kept as auto: the embedding (token_embd) in f16, the head (output) (tied to the embedding);", "  65,600  ").doesNotContain("float32", "[\"");
+                "; kept as auto: the embedding (token_embd) in q8, the head (output) (tied to the embedding);", "  35,008  ").doesNotContain("float32", "[\"");
         CliTest.assertAligned(table.out(), "layer");
 
         for (String mode : new String[]{"weight-only", "npu"}) {

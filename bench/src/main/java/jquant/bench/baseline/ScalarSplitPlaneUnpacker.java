@@ -16,7 +16,7 @@ public final class ScalarSplitPlaneUnpacker implements ChannelUnpacker {
 
     @Override
     public void unpackChannel(MemorySegment src, long srcOffset, int bits, int length, byte[] dst, int dstOffset) {
-        ChannelUnpacker.checkChannel(src, srcOffset, WeightletLayout.channelBytes(bits, length), length, dst.length,
+        ChannelUnpacker.checkChannel(src, srcOffset, SplitPlanePacker.INSTANCE.channelBytes(bits, length), length, dst.length,
                 dstOffset);
         for (int i = 0; i < length; i++) {
             long group = srcOffset + (long) (i / GROUP_WEIGHTS) * WeightletLayout.groupBytes(bits);

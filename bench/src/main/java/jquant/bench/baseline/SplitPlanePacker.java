@@ -36,9 +36,10 @@ public final class SplitPlanePacker implements ChannelPacker {
         return width * (w % (8 / width));
     }
 
+    /** Whole groups, the last padded with zero fields: the baseline keeps the paper's groups of 128. */
     @Override
     public long channelBytes(int bits, int length) {
-        return WeightletLayout.channelBytes(bits, length);
+        return (long) WeightletLayout.groups(length) * WeightletLayout.groupBytes(bits);
     }
 
     @Override

@@ -52,7 +52,7 @@ public final class VectorSplitPlaneUnpacker implements ChannelUnpacker {
 
     @Override
     public void unpackChannel(MemorySegment src, long srcOffset, int bits, int length, byte[] dst, int dstOffset) {
-        ChannelUnpacker.checkChannel(src, srcOffset, WeightletLayout.channelBytes(bits, length), length, dst.length,
+        ChannelUnpacker.checkChannel(src, srcOffset, SplitPlanePacker.INSTANCE.channelBytes(bits, length), length, dst.length,
                 dstOffset);
         int groupBytes = WeightletLayout.groupBytes(bits);
         int full = length / GROUP_WEIGHTS;

@@ -29,13 +29,15 @@ public final class JqwFile implements AutoCloseable {
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path path;
+    private final int version;
     private final MappedFile file;
     private final ObjectNode metadata;
     private final List<JqwLayer> layers;
     private final Map<String, JqwTensor> tensors = new LinkedHashMap<>();
 
-    private JqwFile(Path path, MappedFile file, ObjectNode metadata, List<JqwLayer> layers) {
+    private JqwFile(Path path, int version, MappedFile file, ObjectNode metadata, List<JqwLayer> layers) {
         this.path = path;
+        this.version = version;
         this.file = file;
         this.metadata = metadata;
         this.layers = layers;
@@ -81,7 +83,7 @@ public final class JqwFile implements AutoCloseable {
     private static JqwFile read(Path path, MemorySegment seg, MappedFile file, boolean checkLayers) throws CheckpointException {
         long size = seg.byteSize();
         if (size < JqwHeader.SIZE || !looksLike(seg)) throw JqwHeader.FORMAT.notThisFormat("bad magic or too short");
-        JqwHeader.FORMAT.checkVersion(Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_VERSION)));
+        int version = JqwHeader.FORMAT.checkVersion(Integer.toUnsignedLong(seg.get(I32, JqwHeader.OFF_VERSION)));
         if (seg.get(I32, JqwHeader.OFF_HEADER_SIZE) != JqwHeader.SIZE) throw new CheckpointException(path, "bad header size");
         for (long off : new long[]{JqwHeader.OFF_META_CRC + 4, 48, 52, 56, 60}) {
             if (seg.get(I32, off) != 0) throw new CheckpointException(path, "reserved header bytes at " + off + " are not zero");
@@ -123,7 +125,7 @@ public final class JqwFile implements AutoCloseable {
             if (checkLayers) checkLayerChecksum(path, seg, l);
         }
         if (prevEnd != metaOffset) throw new CheckpointException(path, "layers end at " + prevEnd + " but metadata starts at " + metaOffset);
-        return new JqwFile(path, file, root, layers);
+        return new JqwFile(path, version, file, root, layers);
     }
 
     private static void checkLayerChecksum(Path path, MemorySegment seg, JqwLayer layer) throws CheckpointException {
@@ -135,6 +137,9 @@ public final class JqwFile implements AutoCloseable {
     }
 
     public Path path() { return path; }
+
+    /** The format version the file was written in. */
+    public int version() { return version; }
 
     /** Recomputes one layer's CRC-32C and compares it with the directory's. */
     public boolean layerChecksumMatches(JqwLayer layer) {

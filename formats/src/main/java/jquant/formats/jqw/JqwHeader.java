@@ -9,7 +9,7 @@ import jquant.formats.FileFormat;
  * <pre>
  * offset size field
  *      0    8 magic "JQUANTPK"
- *      8    4 u32 version (1)
+ *      8    4 u32 version (2; 1 is read: its weightlet rows end in whole groups, see TensorEncoding)
  *     12    4 u32 header size (64)
  *     16    8 u64 metadata offset   (JSON, UTF-8, after the data)
  *     24    8 u64 metadata length
@@ -21,7 +21,7 @@ import jquant.formats.FileFormat;
  * All integers little-endian. Data starts at 64; every part is 64-byte aligned.
  */
 final class JqwHeader {
-    static final FileFormat FORMAT = new FileFormat("jquant packed file", "JQUANTPK", 1, 1);
+    static final FileFormat FORMAT = new FileFormat("jquant packed file", "JQUANTPK", 1, 2);
     static final byte[] MAGIC = FORMAT.identifier().getBytes(StandardCharsets.US_ASCII);
     static final int SIZE = 64;
     static final int ALIGNMENT = 64;

@@ -4,6 +4,7 @@ import jquant.formats.jqw.JqwFile;
 import jquant.formats.jqw.JqwTensor;
 import jquant.formats.weightlet.ChannelBitWidths;
 import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.ScalarWeightletUnpacker;
 import jquant.formats.weightlet.WeightletLayout;
 import jquant.formats.weightlet.WeightletPacker;
 
@@ -23,9 +24,11 @@ import java.util.Map;
  * weightlet  part scales  one float32 per output channel (little-endian): w ≈ scale · int8
  *            part widths  {@link ChannelBitWidths}: 3-bit codes B − 1, ceil(3·rows/8) bytes
  *            part data    the channels in the {@link WeightletLayout} format, back to back
- *                         (channel c starts at Σ_{c' &lt; c} ceil(cols/128)·16·B_c')
+ *                         (channel c starts at Σ_{c' &lt; c} channelBytes(B_c', cols))
  * </pre>
- * Every part starts 64-byte aligned (the container's rule).
+ * Every part starts 64-byte aligned (the container's rule). Files of version 1 stored every channel's
+ * last group whole (padded with zero fields); where that differs, rows whose length is not a multiple of
+ * 128, such a tensor is repacked on reading (small models only: the rows of real ones are whole groups).
  */
 public final class TensorEncoding {
     public static final String F32 = "f32";
@@ -112,13 +115,27 @@ public final class TensorEncoding {
         }
         float[] scales = new float[rows];
         for (int r = 0; r < rows; r++) scales[r] = scalesPart.getAtIndex(F32_LE, r);
+        // version 1 stored each row's last group whole: the layout of a row padded to whole groups
+        int stored = file.version() == 1 ? WeightletLayout.groups(cols) * WeightletLayout.GROUP_WEIGHTS : cols;
         long[] offsets = new long[rows + 1];
-        for (int r = 0; r < rows; r++) offsets[r + 1] = offsets[r] + WeightletLayout.channelBytes(bits[r], cols);
+        for (int r = 0; r < rows; r++) offsets[r + 1] = offsets[r] + WeightletLayout.channelBytes(bits[r], stored);
         MemorySegment data = file.part(t, DATA);
         if (data.byteSize() != offsets[rows]) {
             throw new IllegalArgumentException(t.name() + ": data part has " + data.byteSize() + " bytes, its widths need " + offsets[rows]);
         }
-        return new Weightlet(rows, cols, scales, new PackedTensor(rows, cols, bits, offsets, data));
+        PackedTensor packed = new PackedTensor(rows, stored, bits, offsets, data);
+        return new Weightlet(rows, cols, scales, stored == cols ? packed : withoutPadding(packed, cols));
+    }
+
+    /** A tensor stored with padded rows, repacked with rows of {@code cols} weights. */
+    private static PackedTensor withoutPadding(PackedTensor padded, int cols) {
+        int rows = padded.channels(), stored = padded.length();
+        byte[] codes = ScalarWeightletUnpacker.INSTANCE.unpackTensor(padded);
+        byte[] fields = new byte[Math.multiplyExact(rows, cols)];
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < cols; j++) fields[r * cols + j] = (byte) WeightletLayout.toField(codes[r * stored + j], padded.bits(r));
+        }
+        return PackedTensor.pack(WeightletPacker.INSTANCE, fields, rows, cols, padded.bits());
     }
 
     /** Reads an {@code f32} tensor. */

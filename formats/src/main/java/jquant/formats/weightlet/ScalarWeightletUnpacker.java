@@ -15,14 +15,16 @@ public final class ScalarWeightletUnpacker implements ChannelUnpacker {
 
     private ScalarWeightletUnpacker() {}
 
-    /** The B-bit field of weight {@code i} of the channel that starts at {@code src[srcOffset]}. */
-    public static int field(MemorySegment src, long srcOffset, int bits, int i) {
-        long group = srcOffset + (long) (i / GROUP_WEIGHTS) * WeightletLayout.groupBytes(bits);
+    /** The B-bit field of weight {@code i} of the channel of {@code length} weights that starts at {@code src[srcOffset]}. */
+    public static int field(MemorySegment src, long srcOffset, int bits, int length, int i) {
+        int g = i / GROUP_WEIGHTS;
+        long group = srcOffset + (long) g * WeightletLayout.groupBytes(bits);   // the groups before it are whole
+        int stripes = WeightletLayout.groupStripes(length, g);
         int w = i % GROUP_WEIGHTS;
         int field = 0;
         for (int p = 0; p < WeightletLayout.planeCount(bits); p++) {
             int width = WeightletLayout.planeWidth(bits, p);
-            long at = group + WeightletLayout.planeByteOffset(bits, p) + WeightletLayout.byteInPlane(width, w);
+            long at = group + WeightletLayout.planeByteOffset(bits, p, stripes) + WeightletLayout.byteInPlane(width, w);
             int part = ((src.get(ValueLayout.JAVA_BYTE, at) & 0xFF) >>> WeightletLayout.slotShift(width, w))
                     & ((1 << width) - 1);
             field |= part << WeightletLayout.planeShift(bits, p);
@@ -35,7 +37,7 @@ public final class ScalarWeightletUnpacker implements ChannelUnpacker {
         ChannelUnpacker.checkChannel(src, srcOffset, WeightletLayout.channelBytes(bits, length), length, dst.length,
                 dstOffset);
         for (int i = 0; i < length; i++) {
-            dst[dstOffset + i] = WeightletLayout.toInt8(field(src, srcOffset, bits, i), bits);
+            dst[dstOffset + i] = WeightletLayout.toInt8(field(src, srcOffset, bits, length, i), bits);
         }
     }
 
@@ -45,7 +47,7 @@ public final class ScalarWeightletUnpacker implements ChannelUnpacker {
         ChannelUnpacker.checkChannel(src, srcOffset, WeightletLayout.channelBytes(bits, length), length, dst.length,
                 dstOffset);
         for (int i = 0; i < length; i++) {
-            dst[dstOffset + i] = WeightletLayout.toInt8(field(src, srcOffset, bits, i), bits) * scale;
+            dst[dstOffset + i] = WeightletLayout.toInt8(field(src, srcOffset, bits, length, i), bits) * scale;
         }
     }
 }

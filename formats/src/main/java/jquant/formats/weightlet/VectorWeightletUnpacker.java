@@ -5,6 +5,7 @@ import static jquant.formats.weightlet.WeightletLayout.GROUP_WEIGHTS;
 import static jquant.formats.weightlet.WeightletLayout.STRIPES_PER_GROUP;
 import static jquant.formats.weightlet.WeightletLayout.STRIPE_WEIGHTS;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
@@ -86,15 +87,39 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
     public void unpackChannel(MemorySegment src, long srcOffset, int bits, int length, byte[] dst, int dstOffset) {
         ChannelUnpacker.checkChannel(src, srcOffset, WeightletLayout.channelBytes(bits, length), length, dst.length,
                 dstOffset);
-        int groupBytes = WeightletLayout.groupBytes(bits);
         int full = length / GROUP_WEIGHTS;
         unpackGroups(bits, src, srcOffset, full, dst, dstOffset);
         int rest = length - full * GROUP_WEIGHTS;
         if (rest > 0) {
             byte[] group = new byte[GROUP_WEIGHTS];
-            unpackGroups(bits, src, srcOffset + (long) full * groupBytes, 1, group, 0);
+            unpackLastGroup(bits, src, srcOffset, length, group);
             System.arraycopy(group, 0, dst, dstOffset + full * GROUP_WEIGHTS, rest);
         }
+    }
+
+    /** A thread's whole group, where a short last group is spread out for the group kernels. */
+    private static final ThreadLocal<MemorySegment> WHOLE_GROUP =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(WeightletLayout.groupBytes(WeightletLayout.MAX_BITS), 64));
+
+    /**
+     * The last group of a channel of {@code length} weights into {@code group[0..128)}. A short one has
+     * dropped its planes' unused blocks; its blocks go back to a whole group's places, the others zero,
+     * and the group kernels decode that.
+     */
+    private void unpackLastGroup(int bits, MemorySegment src, long srcOffset, int length, byte[] group) {
+        int last = WeightletLayout.groups(length) - 1, stripes = WeightletLayout.groupStripes(length, last);
+        long at = srcOffset + (long) last * WeightletLayout.groupBytes(bits);
+        if (stripes == STRIPES_PER_GROUP) {
+            unpackGroups(bits, src, at, 1, group, 0);
+            return;
+        }
+        MemorySegment whole = WHOLE_GROUP.get();
+        whole.fill((byte) 0);
+        for (int p = 0; p < WeightletLayout.planeCount(bits); p++) {
+            MemorySegment.copy(src, at + WeightletLayout.planeByteOffset(bits, p, stripes), whole, WeightletLayout.planeByteOffset(bits, p),
+                    (long) BLOCK_BYTES * WeightletLayout.planeBlocks(WeightletLayout.planeWidth(bits, p), stripes));
+        }
+        unpackGroups(bits, whole, 0, 1, group, 0);
     }
 
     /** Unpacks and dequantizes: {@code dst[dstOffset + i] = int8_i · scale}, equal to the scalar twin. */
@@ -104,8 +129,10 @@ public final class VectorWeightletUnpacker implements ChannelUnpacker {
                 dstOffset);
         int groupBytes = WeightletLayout.groupBytes(bits);
         byte[] group = new byte[GROUP_WEIGHTS];
-        for (int g = 0; g < WeightletLayout.groups(length); g++) {
-            unpackGroups(bits, src, srcOffset + (long) g * groupBytes, 1, group, 0);
+        int groups = WeightletLayout.groups(length);
+        for (int g = 0; g < groups; g++) {
+            if (g == groups - 1) unpackLastGroup(bits, src, srcOffset, length, group);
+            else unpackGroups(bits, src, srcOffset + (long) g * groupBytes, 1, group, 0);
             int base = dstOffset + g * GROUP_WEIGHTS;
             int inGroup = Math.min(GROUP_WEIGHTS, length - g * GROUP_WEIGHTS);
             int i = 0;

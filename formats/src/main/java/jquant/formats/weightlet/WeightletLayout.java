@@ -18,9 +18,13 @@ package jquant.formats.weightlet;
  *
  * <h2>Groups</h2>
  * A channel of {@code length} weights is cut into {@code ceil(length / 128)} groups of
- * {@link #GROUP_WEIGHTS} = 128 consecutive weights; the last group is padded with zero fields. A B-bit
- * group takes {@code 16·B} bytes, so a channel takes {@code ceil(length/128)·16·B} bytes and its groups
- * follow each other.
+ * {@link #GROUP_WEIGHTS} = 128 consecutive weights; its groups follow each other. A whole B-bit group
+ * takes {@code 16·B} bytes. The last group, when the length is not a multiple of 128, holds only the
+ * {@code S = ceil(rest / 16)} stripes its {@code rest} weights reach (the last stripe padded with zero
+ * fields): each of its planes keeps the blocks those stripes fill, {@code ceil(S·b / 8)} blocks of a
+ * b-bit plane, at the same places as in a whole group, and the planes follow each other without the
+ * dropped blocks (see {@link #groupBytes(int, int)}). A whole group is the case S = 8, so a channel of
+ * 64 weights takes 32 bytes at 4 bits, not a padded group's 64.
  *
  * <h2>Planes (primitive weightlets)</h2>
  * A B-bit field is split into planes of 1, 2 or 4 bits. The plane order is fixed for all B: the
@@ -121,12 +125,30 @@ public final class WeightletLayout {
         return shift;
     }
 
-    /** Byte offset of the plane inside its group. */
+    /** Byte offset of the plane inside a whole group. */
     public static int planeByteOffset(int bits, int plane) {
+        return planeByteOffset(bits, plane, STRIPES_PER_GROUP);
+    }
+
+    /** Byte offset of the plane inside a group of {@code stripes} stripes: the blocks of the planes before it. */
+    public static int planeByteOffset(int bits, int plane, int stripes) {
         int[] planes = PLANES[checkBits(bits)];
         int offset = 0;
-        for (int p = 0; p < plane; p++) offset += planes[p] * BLOCK_BYTES;
+        for (int p = 0; p < plane; p++) offset += planeBlocks(planes[p], stripes) * BLOCK_BYTES;
         return offset;
+    }
+
+    /** Blocks of a plane of width {@code width} that stripes 0 .. stripes−1 fill: {@code ceil(stripes·width / 8)}. */
+    public static int planeBlocks(int width, int stripes) {
+        if (stripes < 1 || stripes > STRIPES_PER_GROUP) throw new IllegalArgumentException(stripes + " stripes in a group");
+        return (stripes * width + 7) / 8;
+    }
+
+    /** Stripes of group {@code group} of a channel of {@code length} weights: 8, or fewer in a short last group. */
+    public static int groupStripes(int length, int group) {
+        int rest = Math.min(GROUP_WEIGHTS, length - group * GROUP_WEIGHTS);
+        if (rest <= 0) throw new IllegalArgumentException("group " + group + " is past a channel of " + length + " weights");
+        return (rest + STRIPE_WEIGHTS - 1) / STRIPE_WEIGHTS;
     }
 
     /** Byte, inside a plane of width {@code width}, that holds group weight {@code w}. */
@@ -145,14 +167,25 @@ public final class WeightletLayout {
         return (length + GROUP_WEIGHTS - 1) / GROUP_WEIGHTS;
     }
 
+    /** Bytes of a whole B-bit group: {@code 16·B}. */
     public static int groupBytes(int bits) {
         return BLOCK_BYTES * checkBits(bits);
     }
 
-    /** Packed bytes of one channel: {@code ceil(length/128)·16·B}. */
+    /** Bytes of a B-bit group of {@code stripes} stripes: its planes' blocks, {@code Σ 16·ceil(S·b/8)}. */
+    public static int groupBytes(int bits, int stripes) {
+        return planeByteOffset(bits, planeCount(bits), stripes);
+    }
+
+    /**
+     * Packed bytes of one channel: {@code 16·B} for each whole group, and the short last group's
+     * {@link #groupBytes(int, int)}.
+     */
     public static long channelBytes(int bits, int length) {
         if (length < 0) throw new IllegalArgumentException("negative channel length " + length);
-        return (long) groups(length) * groupBytes(bits);
+        if (length == 0) return 0;
+        int last = groups(length) - 1;
+        return (long) last * groupBytes(bits) + groupBytes(bits, groupStripes(length, last));
     }
 
     /** The int8 weight a B-bit field stands for: {@code 2f − (2^B − 1)} below 8 bits, {@code f − 127} at 8. */

@@ -22,21 +22,22 @@ public final class WeightletPacker implements ChannelPacker {
     public void packChannel(byte[] fields, int fieldsOffset, int bits, int length, MemorySegment dst, long dstOffset) {
         ChannelPacker.checkFields(fields, fieldsOffset, bits, length);
         Objects.checkFromIndexSize(dstOffset, channelBytes(bits, length), dst.byteSize());
-        byte[] group = new byte[WeightletLayout.groupBytes(bits)];
         int planes = WeightletLayout.planeCount(bits);
         for (int g = 0; g < WeightletLayout.groups(length); g++) {
-            java.util.Arrays.fill(group, (byte) 0);
+            int stripes = WeightletLayout.groupStripes(length, g);
+            byte[] group = new byte[WeightletLayout.groupBytes(bits, stripes)];
             int inGroup = Math.min(GROUP_WEIGHTS, length - g * GROUP_WEIGHTS);
             for (int w = 0; w < inGroup; w++) {
                 int field = fields[fieldsOffset + g * GROUP_WEIGHTS + w] & 0xFF;
                 for (int p = 0; p < planes; p++) {
                     int width = WeightletLayout.planeWidth(bits, p);
                     int part = (field >>> WeightletLayout.planeShift(bits, p)) & ((1 << width) - 1);
-                    int at = WeightletLayout.planeByteOffset(bits, p) + WeightletLayout.byteInPlane(width, w);
+                    int at = WeightletLayout.planeByteOffset(bits, p, stripes) + WeightletLayout.byteInPlane(width, w);
                     group[at] |= (byte) (part << WeightletLayout.slotShift(width, w));
                 }
             }
-            MemorySegment.copy(group, 0, dst, ValueLayout.JAVA_BYTE, dstOffset + (long) g * group.length, group.length);
+            // every group but the last is whole, so group g starts g whole groups in
+            MemorySegment.copy(group, 0, dst, ValueLayout.JAVA_BYTE, dstOffset + (long) g * WeightletLayout.groupBytes(bits), group.length);
         }
     }
 }

@@ -3,6 +3,7 @@ package jquant.formats.jqw;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.CheckpointException;
+import jquant.formats.weightlet.ScalarWeightletUnpacker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,12 +82,61 @@ class JqwFileTest {
         Path f = write(dir);
         try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
             raf.seek(8);
-            raf.write(2);
+            raf.write(3);
         }
         assertThatThrownBy(() -> JqwFile.open(f)).isInstanceOf(CheckpointException.class)
-                .hasMessage(f + ": jquant packed file version 2 is not supported (only 1 is)");
+                .hasMessage(f + ": jquant packed file version 3 is not supported (1 to 2 are)");
         flip(f, 0);
         assertThatThrownBy(() -> JqwFile.open(f)).hasMessage(f + ": not a jquant packed file (bad magic or too short)");
+    }
+
+    /**
+     * Version 1 stored each row's last group whole: a tensor of 40-weight rows read from such a file is
+     * the same tensor as version 2 stores it (the short group), and only its data part differs.
+     */
+    @Test
+    void versionOneWeightletRowsPaddedToWholeGroupsReadAsTheTensorTheyStore(@TempDir Path dir) throws IOException {
+        int rows = 3, cols = 40;
+        byte[] bits = {3, 8, 5};
+        byte[] values = new byte[rows * cols];
+        Random random = new Random(7);
+        for (int r = 0; r < rows; r++) {
+            int top = bits[r] == 8 ? 127 : (1 << bits[r]) - 1;
+            for (int j = 0; j < cols; j++) values[r * cols + j] = (byte) (bits[r] == 8 ? random.nextInt(-top, top + 1) : 2 * random.nextInt(top + 1) - top);
+        }
+        float[] scales = {0.5f, 0.25f, 2f};
+        TensorEncoding.Parts now = TensorEncoding.weightlet(rows, cols, bits, values, scales);
+        // version 1's bytes: the rows padded with zero fields to 128 weights, which are the levels −(2^B − 1) (−127 at 8 bits)
+        byte[] padded = new byte[rows * 128];
+        for (int r = 0; r < rows; r++) {
+            java.util.Arrays.fill(padded, r * 128, (r + 1) * 128, (byte) (bits[r] == 8 ? -127 : -((1 << bits[r]) - 1)));
+            System.arraycopy(values, r * cols, padded, r * 128, cols);
+        }
+        Map<String, ByteBuffer> old = new LinkedHashMap<>(TensorEncoding.weightlet(rows, 128, bits, padded, scales).bytes());
+        Path v1 = dir.resolve("v1.jqw"), v2 = dir.resolve("v2.jqw");
+        for (Path f : new Path[] {v1, v2}) {
+            try (JqwWriter w = new JqwWriter(f)) {
+                w.beginLayer("layer.0");
+                w.addTensor("blk.0.attn_q", TensorEncoding.WEIGHTLET, new long[]{rows, cols}, f == v1 ? old : now.bytes(), Map.of());
+                w.finish(new ObjectMapper().createObjectNode());
+            }
+        }
+        try (RandomAccessFile raf = new RandomAccessFile(v1.toFile(), "rw")) {
+            raf.seek(8);
+            raf.write(1);
+        }
+        try (JqwFile a = JqwFile.open(v1); JqwFile b = JqwFile.open(v2)) {
+            assertThat(a.version()).isEqualTo(1);
+            assertThat(b.version()).isEqualTo(2);
+            assertThat(a.part(a.tensors().get("blk.0.attn_q"), TensorEncoding.DATA).byteSize()).isEqualTo(16L * (3 + 8 + 5));
+            TensorEncoding.Weightlet x = TensorEncoding.readWeightlet(a, a.tensors().get("blk.0.attn_q"));
+            TensorEncoding.Weightlet y = TensorEncoding.readWeightlet(b, b.tensors().get("blk.0.attn_q"));
+            assertThat(y.packed().byteSize()).isEqualTo(16L * (2 + 4 + 3));   // 3 stripes: planes 1+2 → 1+1 blocks, 4+4 → 2+2, 1+4 → 1+2
+            assertThat(x.packed().data().toArray(ValueLayout.JAVA_BYTE)).isEqualTo(y.packed().data().toArray(ValueLayout.JAVA_BYTE));
+            assertThat(x.packed().channelOffsets()).isEqualTo(y.packed().channelOffsets());
+            assertThat(ScalarWeightletUnpacker.INSTANCE.unpackTensor(x.packed())).isEqualTo(values);
+            assertThat(x.scales()).isEqualTo(scales);
+        }
     }
 
     @Test

@@ -22,6 +22,17 @@ class WeightletCodecTest {
         return out;
     }
 
+    /** Plane widths per bit width, most significant first (the layout's table, written out again). */
+    private static final int[][] PLANES = {{}, {1}, {2}, {1, 2}, {4}, {1, 4}, {2, 4}, {1, 2, 4}, {4, 4}};
+
+    /** 16·B bytes a whole group; a short last group of S stripes 16·ceil(S·b/8) bytes a plane of width b. */
+    private static long packedBytes(int bits, int length) {
+        long bytes = (long) (length / 128) * 16 * bits;
+        int stripes = (length % 128 + 15) / 16;
+        if (stripes > 0) for (int b : PLANES[bits]) bytes += 16L * ((stripes * b + 7) / 8);
+        return bytes;
+    }
+
     @Test
     void everyWidthLengthAndPatternRoundTripsAndBothUnpackersAgree() {
         Random random = new Random(42);
@@ -32,7 +43,7 @@ class WeightletCodecTest {
                     int[] widths = {bits};
                     PackedTensor t = PackedTensor.pack(WeightletPacker.INSTANCE, fields, 1, length, widths);
                     String what = bits + " bits, length " + length + ", " + pattern;
-                    assertThat(t.byteSize()).as(what).isEqualTo((long) ((length + 127) / 128) * 16 * bits);
+                    assertThat(t.byteSize()).as(what).isEqualTo(packedBytes(bits, length));
                     byte[] expected = expectedInt8(fields, widths, length);
                     assertThat(ScalarWeightletUnpacker.INSTANCE.unpackTensor(t)).as(what).containsExactly(expected);
                     for (VectorWeightletUnpacker kernel : KERNELS) {
@@ -80,7 +91,7 @@ class WeightletCodecTest {
             long expectedBytes = 0;
             for (int c = 0; c < channels; c++) {
                 assertThat(t.channelOffset(c)).isEqualTo(expectedBytes);
-                expectedBytes += (long) ((length + 127) / 128) * 16 * bits[c];
+                expectedBytes += packedBytes(bits[c], length);
             }
             assertThat(t.byteSize()).isEqualTo(expectedBytes);
             byte[] expected = expectedInt8(fields, bits, length);

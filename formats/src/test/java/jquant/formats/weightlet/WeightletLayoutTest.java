@@ -3,6 +3,7 @@ package jquant.formats.weightlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 
@@ -117,6 +118,29 @@ class WeightletLayoutTest {
             }
             assertThat(sum).isEqualTo(bits);
         }
+    }
+
+    @Test
+    void aShortLastGroupKeepsOnlyTheBlocksItsStripesFill() {
+        // 64 weights = 4 stripes: 1-bit plane 1 block (slots 0..3), 2-bit plane 1 block, 4-bit plane 2 of its 4
+        int[] expected = {0, 16, 16, 32, 32, 48, 48, 64, 64};
+        for (int bits = 1; bits <= 8; bits++) assertThat(WeightletLayout.channelBytes(bits, 64)).as("%d bits", bits).isEqualTo(expected[bits]);
+        // 172 = a whole group and 44 weights (3 stripes): at 4 bits 64 + 2 blocks, at 7 bits 112 + (1 + 1 + 2) blocks
+        assertThat(WeightletLayout.channelBytes(4, 172)).isEqualTo(64 + 32);
+        assertThat(WeightletLayout.channelBytes(7, 172)).isEqualTo(112 + 64);
+        assertThat(WeightletLayout.channelBytes(5, 250)).isEqualTo(2 * 80);   // 122 weights: 8 stripes, a whole group
+        // 7 bits, 64 weights: the 2-bit plane starts at 16, the 4-bit plane at 32 (whole group: 16 and 48).
+        // w63 = 0b1011011: stripe 3, j 15 -> MSB 1 at byte 15 bit 4; 01 at 2-bit block 0 slot 3, byte 16+15 bits 1..0;
+        // 1011 at 4-bit block 1 slot 1, byte 32+16+15 = 63 bits 3..0.
+        byte[] channel = new byte[64];
+        channel[63] = 0b1011011;
+        byte[] bytes = PackedTensor.pack(WeightletPacker.INSTANCE, channel, 1, 64, new int[] {7}).data().toArray(ValueLayout.JAVA_BYTE);
+        assertThat(bytes).hasSize(64);
+        assertOnlyNonZeroBytes(bytes, new int[] {15, 31, 63}, new int[] {0x10, 0x01, 0x0B});
+        byte[] back = new byte[64];
+        VectorWeightletUnpacker.INSTANCE.unpackChannel(MemorySegment.ofArray(bytes), 0, 7, 64, back, 0);
+        assertThat(back[63]).isEqualTo(WeightletLayout.toInt8(0b1011011, 7));
+        assertThat(back[0]).isEqualTo(WeightletLayout.toInt8(0, 7));
     }
 
     @Test

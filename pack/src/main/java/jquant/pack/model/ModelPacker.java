@@ -72,17 +72,17 @@ public final class ModelPacker {
     public enum KeepType {
         f32, f16, q8,
         /**
-         * q8 where its rows take fewer bytes than f16's, else f16: the default. A weightlet row is padded
-         * to whole groups of {@value WeightletLayout#GROUP_WEIGHTS} weights, so a row narrower than that
-         * (stories260K's 64) is smaller in f16. Kept as q8, tinystories-6M's embedding and head free a tenth
-         * of a 3-bit file for the blocks at no measurable cost in KL divergence (bench/RESULTS.md, issue 28).
+         * q8 where its rows take fewer bytes than f16's, else f16: the default. A q8 row is a byte a weight
+         * (its last stripe of 16 padded) and a scale, so only rows of a few weights are smaller in f16. Kept
+         * as q8, tinystories-6M's embedding and head free a tenth of a 3-bit file for the blocks at no
+         * measurable cost in KL divergence (bench/RESULTS.md, issue 28).
          */
         auto;
 
         /** The type a kept {@code rows × cols} matrix is stored as: this one, or for {@link #auto} the smaller of q8 and f16. */
         public KeepType of(int rows, int cols) {
             if (this != auto) return this;
-            long q8Row = (long) WeightletLayout.groups(cols) * WeightletLayout.groupBytes(8) + Float.BYTES;
+            long q8Row = WeightletLayout.channelBytes(WeightletLayout.MAX_BITS, cols) + Float.BYTES;
             return q8Row < 2L * cols ? q8 : f16;
         }
 

@@ -59,9 +59,9 @@ class ModelPackerTest {
                         case f32 -> TensorEncoding.F32;
                         case f16 -> TensorEncoding.F16;
                         case q8 -> TensorEncoding.WEIGHTLET;
-                        case auto -> TensorEncoding.F16;   // 64-wide rows: a q8 row pads to 128 weights, more than f16's 128 bytes
+                        case auto -> TensorEncoding.WEIGHTLET;   // 64-wide rows: a q8 row is 64 bytes and a scale, f16's 128
                     });
-                    if (type == ModelPacker.KeepType.q8) {
+                    if (type == ModelPacker.KeepType.q8 || type == ModelPacker.KeepType.auto) {
                         assertThat(embedding.attrs()).containsEntry(TensorEncoding.KEPT, "q8");
                         assertThat(TensorEncoding.readWeightlet(j, embedding).packed().bits()).containsOnly(8);
                     }
@@ -73,10 +73,11 @@ class ModelPackerTest {
 
     @Test
     void autoKeepsAsQ8WhereThatIsSmallerThanF16() {
-        assertThat(ModelPacker.KeepType.auto.of(512, 64)).isEqualTo(ModelPacker.KeepType.f16);     // stories260K: 132 bytes a row against 128
+        assertThat(ModelPacker.KeepType.auto.of(512, 64)).isEqualTo(ModelPacker.KeepType.q8);      // stories260K: 68 bytes a row against 128
+        assertThat(ModelPacker.KeepType.auto.of(512, 1)).isEqualTo(ModelPacker.KeepType.f16);      // 16 + 4 against 2
         assertThat(ModelPacker.KeepType.auto.of(512, 256)).isEqualTo(ModelPacker.KeepType.q8);     // tinystories-6M: 260 against 512
         assertThat(ModelPacker.KeepType.auto.of(128_256, 4096)).isEqualTo(ModelPacker.KeepType.q8); // Llama 3 8B
-        assertThat(ModelPacker.KeepType.auto.of(512, 172)).isEqualTo(ModelPacker.KeepType.q8);     // 260 against 344
+        assertThat(ModelPacker.KeepType.auto.of(512, 172)).isEqualTo(ModelPacker.KeepType.q8);     // 128 + 64 + 4 against 344
         assertThat(ModelPacker.KeepType.f16.of(512, 4096)).isEqualTo(ModelPacker.KeepType.f16);
     }
 
@@ -96,7 +97,7 @@ class ModelPackerTest {
             try (JqwFile f = JqwFile.open(a)) {
                 assertThat(f.layers()).extracting(JqwLayer::name).containsExactly(
                         "embedding", "layer.0", "layer.1", "layer.2", "layer.3", "layer.4", "head");
-                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);   // kept, auto: f16 at 64 wide
+                assertThat(f.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);   // kept, auto: q8 at 64 wide
                 // every channel unpacks to the quantizer's codes for its planned width, with its scale
                 JqwTensor up = f.tensors().get("blk.2.ffn_up");
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(f, up);
@@ -194,7 +195,7 @@ class ModelPackerTest {
                 // the smoothed classifier is no longer the embedding: the file is untied and has its own output
                 assertThat(j.metadata().path("model").path("tiedEmbeddings").asBoolean()).isFalse();
                 assertThat(j.tensors().get("output").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);
-                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.F16);
+                assertThat(j.tensors().get("token_embd").encoding()).isEqualTo(TensorEncoding.WEIGHTLET);   // kept, auto: q8
                 JqwTensor up = j.tensors().get("blk.1.ffn_up");
                 var t = c.tensor(TensorKind.W_UP, 1);
                 float[] plain = SymmetricChannelQuantizer.quantize(t.toFloats(), t.rows(), t.cols(), plan.tensor("blk.1.ffn_up").bits()).scales();
