@@ -29,6 +29,11 @@ import java.util.stream.IntStream;
  * The output factor S_O^β is left out: per-output-channel weight quantization is invariant to a
  * row scale, and the output is compared in the original units.
  *
+ * <p><b>Input clip.</b> With α chosen, the static input range itself is searched: {@code s_x = c · max_j S_I[j] / f_j / 127}
+ * for c from 1 down to 0.5 (the {@link #CLIPS}), inputs beyond ±127 codes saturating. The maximum over a whole
+ * calibration run is set by a few tokens; a smaller range rounds every other token more finely. The c with
+ * the least error is kept (1 unless a smaller one is better), so the clip never raises this error.
+ *
  * <p><b>At the budget's widths.</b> Smoothing moves activation range into the weights; whether that
  * pays depends on how coarsely the weights are then rounded. Searching at one reference width picks
  * an α that is too strong for small budgets (the weights then lose more than the activations gain)
@@ -48,6 +53,8 @@ final class AlphaSearch {
     static final int SAMPLED_ROWS = 256;
     static final int GRID_POINTS = 10;
     static final float[] REFINE_STEPS = {0.05f, 0.025f};
+    /** Input clips tried at the chosen α, from the full range down (a smaller clip wins only with a smaller error). */
+    static final float[] CLIPS = {0.95f, 0.9f, 0.85f, 0.8f, 0.75f, 0.7f, 0.65f, 0.6f, 0.55f, 0.5f};
 
     /** One member layer of the group: row-major {@code w[rows][cols]}. */
     record Member(float[] weights, int rows, int cols) {}
@@ -115,21 +122,36 @@ final class AlphaSearch {
                 }
             }
         }
-        return new GroupStats.SearchedAlpha(budget, best, bestError, unsmoothed);
+        float clip = 1f;
+        for (float c : CLIPS) {
+            double e = error(best, budget, c);
+            if (e < bestError) {
+                clip = c;
+                bestError = e;
+            }
+        }
+        return new GroupStats.SearchedAlpha(budget, best, bestError, unsmoothed, clip);
     }
 
-    /** The group's summed relative output error at {@code alpha}, weights at the widths of {@code budget}. */
+    /** The group's summed relative output error at {@code alpha}, weights at the widths of {@code budget}, the full input range. */
     double error(float alpha, double budget) {
+        return error(alpha, budget, 1f);
+    }
+
+    /**
+     * The error with the static input range {@code clip} · max |x / f|: inputs beyond it saturate at ±127,
+     * as the NPU (and {@link jquant.runtime.NpuInt8Weights}) saturates them.
+     */
+    double error(float alpha, double budget, float clip) {
         float[] f = SmoothingFactors.factors(bases, alpha);
-        float range = SmoothingFactors.smoothedRange(inputMax, f);
+        float range = SmoothingFactors.smoothedRange(inputMax, f) * clip;
         int d = f.length;
         float[] x = new float[sampleRows * d];
         if (range > 0) {
             float step = range / QuantLimits.INT8_MAX;
             for (int t = 0; t < sampleRows; t++) {
                 for (int j = 0; j < d; j++) {
-                    // |x / f| ≤ range on every calibration row, so the code stays within ±127.
-                    x[t * d + j] = step * Math.round(sample[t * d + j] / f[j] / step);
+                    x[t * d + j] = step * Math.clamp(Math.round(sample[t * d + j] / f[j] / step), -QuantLimits.INT8_MAX, QuantLimits.INT8_MAX);
                 }
             }
         }

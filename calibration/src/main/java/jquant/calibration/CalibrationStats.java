@@ -89,6 +89,14 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
         return alphas;
     }
 
+    /** The static input clip searched with each group's α for {@code budget}, keyed by group name ({@link GroupStats.SearchedAlpha#inputClip}). */
+    public Map<String, Float> inputClips(double budget) {
+        alphas(budget);   // the same check of the budget
+        Map<String, Float> clips = new LinkedHashMap<>();
+        for (GroupStats g : groups) clips.put(g.name(), g.alpha(budget).inputClip());
+        return clips;
+    }
+
     /** Whether calibration recorded E[x·xᵀ] of every group, which GPTQ rounding needs. */
     public boolean hasSecondMoments() {
         return groups.getFirst().secondMoment() != null;

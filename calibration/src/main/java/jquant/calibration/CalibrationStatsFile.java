@@ -279,10 +279,11 @@ public final class CalibrationStatsFile {
             Slot s = slots.get(i);
             GroupStats g = i < groups.size() ? groups.get(i) : null;
             List<GroupStats.SearchedAlpha> alphas = g != null ? g.alphas()
-                    : h.budgets().stream().map(b -> new GroupStats.SearchedAlpha(b, 0f, 0, 0)).toList();
+                    : h.budgets().stream().map(b -> new GroupStats.SearchedAlpha(b, 0f, 0, 0, 1f)).toList();
             meta.put(PREFIX + "alpha." + s.name(), GgufValue.array(GgufType.FLOAT32, alphas.stream().map(a -> GgufValue.float32(a.alpha())).toList()));
             meta.put(PREFIX + "alpha_error." + s.name(), doubles(alphas.stream().map(GroupStats.SearchedAlpha::error).toList()));
             meta.put(PREFIX + "unsmoothed_error." + s.name(), doubles(alphas.stream().map(GroupStats.SearchedAlpha::unsmoothedError).toList()));
+            meta.put(PREFIX + "input_clip." + s.name(), GgufValue.array(GgufType.FLOAT32, alphas.stream().map(a -> GgufValue.float32(a.inputClip())).toList()));
             meta.put(PREFIX + "x_max." + s.name(), GgufValue.float32(g != null ? g.inputRange() : 0f));
             if (s.secondMoment()) {
                 meta.put(PREFIX + "xx_crc." + s.name(), GgufValue.uint32(g != null ? momentCrcs.get(moments++) : 0));
@@ -392,7 +393,7 @@ public final class CalibrationStatsFile {
             GroupId id = GroupId.parse(name);
             List<GroupStats.SearchedAlpha> alphas = perBudget ? searchedAlphas(meta, name, budgets)
                     : List.of(new GroupStats.SearchedAlpha(budgets.getFirst(), meta(meta, "alpha." + name).asFloat(),
-                            meta(meta, "alpha_error." + name).asDouble(), meta(meta, "unsmoothed_error." + name).asDouble()));
+                            meta(meta, "alpha_error." + name).asDouble(), meta(meta, "unsmoothed_error." + name).asDouble(), 1f));
             float[] sIn = floats(tensors, name + ".s_in");
             Tensor moment = perBudget ? tensors.get(name + MOMENT_SUFFIX) : null;
             SecondMoment secondMoment = moment == null ? null : version == VERSION
@@ -431,9 +432,16 @@ public final class CalibrationStatsFile {
             throw new IllegalArgumentException(name + ": " + alpha.size() + " α, " + error.size() + " and " + unsmoothed.size()
                     + " errors for " + budgets.size() + " budgets");
         }
+        // files written before the clip search have no input_clip: their static scales are the full range
+        GgufValue clipValue = meta.get(PREFIX + "input_clip." + name);
+        List<GgufValue> clip = clipValue == null ? null : clipValue.asArray().elements();
+        if (clip != null && clip.size() != budgets.size()) {
+            throw new IllegalArgumentException(name + ": " + clip.size() + " input clips for " + budgets.size() + " budgets");
+        }
         List<GroupStats.SearchedAlpha> alphas = new ArrayList<>();
         for (int i = 0; i < budgets.size(); i++) {
-            alphas.add(new GroupStats.SearchedAlpha(budgets.get(i), alpha.get(i).asFloat(), error.get(i), unsmoothed.get(i)));
+            alphas.add(new GroupStats.SearchedAlpha(budgets.get(i), alpha.get(i).asFloat(), error.get(i), unsmoothed.get(i),
+                    clip == null ? 1f : clip.get(i).asFloat()));
         }
         return alphas;
     }

@@ -36,6 +36,7 @@ public final class CalibrationStatsReport {
                 e.put("alpha", a.alpha());
                 e.put("error", a.error());
                 e.put("unsmoothedError", a.unsmoothedError());
+                e.put("inputClip", a.inputClip());
                 alphas.add(e);
             }
             row.put("alphas", alphas);

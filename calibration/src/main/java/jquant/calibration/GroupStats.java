@@ -24,8 +24,14 @@ public record GroupStats(LinearGroup group, int layer, float[] inputMax, float[]
      * @param alpha           the smoothing exponent α ∈ [0, 1] the search chose
      * @param error           the group's quantized-matmul output error at {@code alpha} (see {@link AlphaSearch})
      * @param unsmoothedError the same error at α = 0 (no smoothing): never below {@code error}
+     * @param inputClip       the static input range as a fraction of max |x / f| that gives the least error at
+     *                        {@code alpha} (1: no clipping; files from before the search hold 1)
      */
-    public record SearchedAlpha(double budget, float alpha, double error, double unsmoothedError) {}
+    public record SearchedAlpha(double budget, float alpha, double error, double unsmoothedError, float inputClip) {
+        public SearchedAlpha {
+            if (!(inputClip > 0 && inputClip <= 1)) throw new IllegalArgumentException("input clip " + inputClip + " outside (0, 1]");
+        }
+    }
 
     public GroupStats {
         String name = group.canonicalName(layer);

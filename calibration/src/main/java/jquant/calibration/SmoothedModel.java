@@ -62,12 +62,16 @@ public final class SmoothedModel implements Checkpoint {
     private final CalibrationStats stats;
     private final SmoothingRule rule;
     private final Map<String, Float> alphas;
+    private final Map<String, Float> inputClips;
     private final ModelConfig config;
     private final Map<String, float[]> factors = new ConcurrentHashMap<>();
     private SequencedMap<String, Tensor> tensors;
 
-    /** {@code alphas}: α of every group, keyed by its name ({@code blk.0.attn_qkv}, …, {@code output}). */
-    SmoothedModel(Checkpoint base, CalibrationStats stats, SmoothingRule rule, Map<String, Float> alphas) {
+    /**
+     * {@code alphas}: α of every group, keyed by its name ({@code blk.0.attn_qkv}, …, {@code output});
+     * {@code inputClips}: each group's static input range as a fraction of its calibrated maximum.
+     */
+    SmoothedModel(Checkpoint base, CalibrationStats stats, SmoothingRule rule, Map<String, Float> alphas, Map<String, Float> inputClips) {
         this.base = base;
         this.stats = stats;
         this.rule = rule;
@@ -75,8 +79,12 @@ public final class SmoothedModel implements Checkpoint {
             Float a = alphas.get(g.name());
             if (a == null) throw new IllegalArgumentException("no α for group " + g.name());
             if (!(a >= 0 && a <= 1)) throw new IllegalArgumentException(g.name() + ": α " + a + " outside [0, 1]");
+            Float c = inputClips.get(g.name());
+            if (c == null) throw new IllegalArgumentException("no input clip for group " + g.name());
+            if (!(c > 0 && c <= 1)) throw new IllegalArgumentException(g.name() + ": input clip " + c + " outside (0, 1]");
         }
         this.alphas = Map.copyOf(alphas);
+        this.inputClips = Map.copyOf(inputClips);
         this.config = base.config().withTiedEmbeddings(false);
     }
 
@@ -87,6 +95,11 @@ public final class SmoothedModel implements Checkpoint {
     /** α of the group {@code kind} belongs to (its input's smoothing exponent). */
     public float alpha(TensorKind kind, int layer) {
         return alpha(stats.group(LinearGroup.of(kind), layer));
+    }
+
+    /** The static input range of the group {@code kind} belongs to, as a fraction of its calibrated max |x / f|. */
+    public float inputClip(TensorKind kind, int layer) {
+        return inputClips.get(stats.group(LinearGroup.of(kind), layer).name());
     }
 
     /** α of every group, in forward order. */
@@ -153,9 +166,9 @@ public final class SmoothedModel implements Checkpoint {
         return SmoothingFactors.smoothedRange(g.inputMax(), inputFactors(g.group(), layer));
     }
 
-    /** The static int8 input scale: {@link #inputRange} / 127. */
+    /** The static int8 input scale: {@link #inputRange} · {@link #inputClip} / 127 (inputs beyond it saturate). */
     public float inputScale(TensorKind kind, int layer) {
-        return inputRange(kind, layer) / QuantLimits.INT8_MAX;
+        return inputRange(kind, layer) * inputClip(kind, layer) / QuantLimits.INT8_MAX;
     }
 
     /** Static per-tensor range of the smoothed output {@code o / S_O'^β}: 1 unless a channel was floored. */

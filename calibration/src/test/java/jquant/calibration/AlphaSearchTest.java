@@ -49,6 +49,29 @@ class AlphaSearchTest {
     }
 
     /**
+     * The static range is the maximum over the whole calibration run, set by a few tokens the sampled rows
+     * need not hold: here a run whose maximum is twice the sample's in every channel. The clip searched with
+     * α then saturates those few and rounds the sampled tokens finely (a smaller error than the full range);
+     * when the run's maximum is the sample's own, the range is clipped less.
+     */
+    @Test
+    void aRangeSetByTokensOutsideTheSampleIsClippedWhereThatLowersTheError() {
+        int tokens = 256, channels = 128, rows = 96;
+        AlphaSearch.Member w = new AlphaSearch.Member(inputs(rows, channels, 0, 1, 3), rows, channels);
+        float[] x = inputs(tokens, channels, 0, 1, 9);
+        float[] sampleMax = channelMax(x, channels), runMax = sampleMax.clone();
+        for (int j = 0; j < channels; j++) runMax[j] *= 2;
+        AlphaSearch search = new AlphaSearch(x, tokens, runMax, SmoothingFactors.floored(runMax), List.of(w), Compute.scalar());
+        GroupStats.SearchedAlpha a = search.search(8);
+        assertThat(a.inputClip()).isBetween(0.4f, 0.6f);
+        assertThat(a.error()).isEqualTo(search.error(a.alpha(), 8, a.inputClip()));
+        assertThat(a.error()).isLessThan(0.5 * search.error(a.alpha(), 8, 1f));
+
+        GroupStats.SearchedAlpha own = new AlphaSearch(x, tokens, sampleMax, SmoothingFactors.floored(sampleMax), List.of(w), Compute.scalar()).search(8);
+        assertThat(own.inputClip()).isGreaterThan(a.inputClip());
+    }
+
+    /**
      * The weights' share of the error grows as the budget shrinks, so the α searched at the budget's
      * widths falls with it; α = 0 is always a candidate, so the chosen α is never worse than none.
      */

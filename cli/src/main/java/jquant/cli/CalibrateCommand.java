@@ -102,18 +102,19 @@ final class CalibrateCommand implements Callable<Integer> {
         }
     }
 
-    /** α per group and budget, and how much of the unsmoothed error the chosen α leaves (error(α) / error(0)). */
+    /** α per group and budget, how much of the unsmoothed error the chosen α and clip leave (error / error(0)), and the clip. */
     static void printAlphas(PrintWriter log, CalibrationStats stats) {
         StringBuilder header = new StringBuilder(String.format("  %-20s %10s", "group", "max |x|"));
-        for (double b : stats.budgets()) header.append(String.format(" %15s", "B=" + CalibrationStats.budgetList(List.of(b)) + ":  α   left"));
+        for (double b : stats.budgets()) header.append(String.format(" %21s", "B=" + CalibrationStats.budgetList(List.of(b)) + ":  α   left  clip"));
         log.println(header);
         for (GroupStats g : stats.groups()) {
             StringBuilder row = new StringBuilder(String.format("  %-20s %10.4g", g.name(), g.inputRange()));
             for (GroupStats.SearchedAlpha a : g.alphas()) {
-                row.append(String.format(" %8.3f %6.3f", a.alpha(), a.unsmoothedError() > 0 ? a.error() / a.unsmoothedError() : 1));
+                row.append(String.format(" %8.3f %6.3f %5.2f", a.alpha(), a.unsmoothedError() > 0 ? a.error() / a.unsmoothedError() : 1, a.inputClip()));
             }
             log.println(row);
         }
-        log.println("  (left: the quantized matmul's error at α over its error without smoothing, on the sampled calibration rows)");
+        log.println("  (left: the quantized matmul's error at α and clip over its error without smoothing, on the sampled calibration rows;");
+        log.println("   clip: the static input range as a fraction of max |x / f|)");
     }
 }

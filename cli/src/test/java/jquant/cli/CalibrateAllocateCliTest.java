@@ -34,7 +34,7 @@ class CalibrateAllocateCliTest {
         CliTest.Result r = run("calibrate", SharedFiles.model("stories260K.bin").toString(), "--data", text().toString(), "--tokens", "1024",
                 "--out", stats.toString());
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("blk.4.ffn_down", "B=3:  α   left", "B=8:  α   left", "Wrote");
+        assertThat(r.out()).contains("blk.4.ffn_down", "B=3:  α   left  clip", "B=8:  α   left  clip", "Wrote");
     }
 
     @Test

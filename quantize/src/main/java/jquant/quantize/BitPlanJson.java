@@ -25,7 +25,7 @@ import java.util.List;
  * <pre>
  * {
  *   "format" : "jquant-bitplan",
- *   "version" : 2,
+ *   "version" : 3,
  *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
  *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
  *   "smoothing" : "edgeflow",       the rule of the tensors' α: edgeflow | smoothquant, null without α
@@ -38,6 +38,7 @@ import java.util.List;
  *     "rows" : 64, "cols" : 64,      output channels, channel length
  *     "metric" : "APPROX",           APPROX | EXACT
  *     "alpha" : null,                smoothing factor in [0, 1], null until calibration sets it
+ *     "inputClip" : 0.85,            static input range / calibrated max |x / f|, in (0, 1]; null: 1
  *     "averageBits" : 5.0,           derived; checked on read
  *     "histogram" : [ 0, 3, … ],     channels at 1..8 bits (derived; checked on read)
  *     "bits" : "5546…"               one digit '1'..'8' per row, row 0 first
@@ -48,12 +49,12 @@ import java.util.List;
  * reading rejects unknown or missing fields, duplicate keys, values of the wrong type and anything
  * inconsistent, naming the field. The version is read first and chooses the shape: version 1 files (no
  * {@code smoothing}: their α, if any, are EdgeFlow's; {@code model} optional, as plans written before it
- * was recorded lack it) still read.
+ * was recorded lack it) and version 2 files (no {@code inputClip}: the full range) still read.
  */
 public final class BitPlanJson {
 
-    /** Version 2 added {@code smoothing}; version 1 still reads. */
-    public static final FileFormat FORMAT = new FileFormat("bit plan", "jquant-bitplan", 1, 2);
+    /** Version 2 added {@code smoothing}, version 3 {@code inputClip}; versions 1 and 2 still read. */
+    public static final FileFormat FORMAT = new FileFormat("bit plan", "jquant-bitplan", 1, 3);
     private static final String WHAT = FORMAT.name();
     private static final ObjectWriter WRITER = JsonRecords.MAPPER.writer(
             new DefaultPrettyPrinter().withObjectIndenter(new DefaultIndenter("  ", "\n")));
@@ -77,17 +78,18 @@ public final class BitPlanJson {
     @JsonPropertyOrder({"fingerprint", "name"})
     record ModelJson(@JsonProperty(required = true) String fingerprint, @JsonProperty(required = true) String name) {}
 
-    @JsonPropertyOrder({"name", "rows", "cols", "metric", "alpha", "averageBits", "histogram", "bits"})
+    /** A tensor; {@code inputClip} is absent (null) in versions 1 and 2. */
+    @JsonPropertyOrder({"name", "rows", "cols", "metric", "alpha", "inputClip", "averageBits", "histogram", "bits"})
     record TensorJson(@JsonProperty(required = true) String name, @JsonProperty(required = true) int rows,
                       @JsonProperty(required = true) int cols, @JsonProperty(required = true) Metric metric,
-                      @JsonProperty(required = true) Double alpha, @JsonProperty(required = true) double averageBits,
+                      @JsonProperty(required = true) Double alpha, Double inputClip, @JsonProperty(required = true) double averageBits,
                       @JsonProperty(required = true) int[] histogram, @JsonProperty(required = true) String bits) {}
 
     private BitPlanJson() {}
 
     public static byte[] toBytes(BitPlan plan) {
         List<TensorJson> tensors = plan.tensors().stream().map(t -> new TensorJson(t.name(), t.rows(), t.cols(), t.metric(),
-                t.alpha(), t.averageBits(), t.histogram(), digits(t.bits()))).toList();
+                t.alpha(), t.inputClip(), t.averageBits(), t.histogram(), digits(t.bits()))).toList();
         PlanJson json = new PlanJson(FORMAT.identifier(), FORMAT.current(), plan.budget(), plan.averageBits(),
                 plan.smoothing() == null ? null : plan.smoothing().label(),
                 plan.model() == null ? null : new ModelJson(plan.model().fingerprint(), plan.model().name()), tensors);
@@ -162,7 +164,7 @@ public final class BitPlanJson {
             if (!QuantLimits.isBitWidth(c - '0')) throw new IllegalArgumentException(where + ": bit width '" + c + "' of row " + r + " is not a digit " + QuantLimits.BIT_RANGE);
             bits[r] = (byte) (c - '0');
         }
-        TensorPlan plan = new TensorPlan(json.name(), json.rows(), json.cols(), bits, json.metric(), json.alpha());
+        TensorPlan plan = new TensorPlan(json.name(), json.rows(), json.cols(), bits, json.metric(), json.alpha(), json.inputClip());
         if (json.averageBits() != plan.averageBits()) {
             throw new IllegalArgumentException(where + ": averageBits " + json.averageBits() + " does not match its bits (" + plan.averageBits() + ")");
         }

@@ -6,9 +6,16 @@ import java.util.Objects;
 /**
  * The bit widths chosen for one weight tensor: one width in 1..8 per output channel (row).
  *
- * @param alpha the smoothing factor calibration chose for this tensor's input, or null before calibration
+ * @param alpha     the smoothing factor calibration chose for this tensor's input, or null before calibration
+ * @param inputClip the static input range as a fraction of the calibrated max |x / f| (calibration searched it with
+ *                  α), or null: the full range
  */
-public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric metric, Double alpha) {
+public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric metric, Double alpha, Double inputClip) {
+
+    /** A plan without an input clip (the full range). */
+    public TensorPlan(String name, int rows, int cols, byte[] bits, Metric metric, Double alpha) {
+        this(name, rows, cols, bits, metric, alpha, null);
+    }
 
     public TensorPlan {
         if (name == null || name.isEmpty()) throw new IllegalArgumentException("tensor plan needs a name");
@@ -24,6 +31,9 @@ public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric me
         if (alpha != null && !(alpha >= 0 && alpha <= 1)) {
             throw new IllegalArgumentException(name + ": alpha " + alpha + " outside [0, 1]");
         }
+        if (inputClip != null && !(inputClip > 0 && inputClip <= 1)) {
+            throw new IllegalArgumentException(name + ": input clip " + inputClip + " outside (0, 1]");
+        }
     }
 
     @Override
@@ -32,7 +42,7 @@ public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric me
     public int bits(int row) { return bits[row]; }
 
     public TensorPlan withAlpha(Double newAlpha) {
-        return new TensorPlan(name, rows, cols, bits, metric, newAlpha);
+        return new TensorPlan(name, rows, cols, bits, metric, newAlpha, inputClip);
     }
 
     /** Σ bits over channels: the tensor's weights cost this times cols bits (before scales). */
@@ -57,17 +67,17 @@ public record TensorPlan(String name, int rows, int cols, byte[] bits, Metric me
     @Override
     public boolean equals(Object o) {
         return o instanceof TensorPlan p && name.equals(p.name) && rows == p.rows && cols == p.cols
-                && Arrays.equals(bits, p.bits) && metric == p.metric && Objects.equals(alpha, p.alpha);
+                && Arrays.equals(bits, p.bits) && metric == p.metric && Objects.equals(alpha, p.alpha) && Objects.equals(inputClip, p.inputClip);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, rows, cols, Arrays.hashCode(bits), metric, alpha);
+        return Objects.hash(name, rows, cols, Arrays.hashCode(bits), metric, alpha, inputClip);
     }
 
     @Override
     public String toString() {
         return "TensorPlan[" + name + " " + rows + "×" + cols + " " + metric + " avg " + averageBits()
-                + " bits, histogram " + Arrays.toString(histogram()) + (alpha == null ? "" : ", alpha " + alpha) + "]";
+                + " bits, histogram " + Arrays.toString(histogram()) + (alpha == null ? "" : ", alpha " + alpha) + (inputClip == null ? "" : ", input clip " + inputClip) + "]";
     }
 }

@@ -20,7 +20,7 @@ class BitPlanJsonTest {
     static final String SMALL = """
             {
               "format" : "jquant-bitplan",
-              "version" : 2,
+              "version" : 3,
               "budget" : 1.5,
               "averageBits" : 1.5,
               "smoothing" : null,
@@ -31,6 +31,7 @@ class BitPlanJsonTest {
                 "cols" : 16,
                 "metric" : "EXACT",
                 "alpha" : null,
+                "inputClip" : null,
                 "averageBits" : 1.5,
                 "histogram" : [ 2, 2, 0, 0, 0, 0, 0, 0 ],
                 "bits" : "2211"
@@ -47,6 +48,17 @@ class BitPlanJsonTest {
         return GreedyBitAllocator.allocate(tables, 3.7);
     }
 
+    /** A version 2 plan (no input clips) reads as the full input range; a version 3 one keeps its clip. */
+    @Test
+    void readsVersionTwoPlansAndInputClips() {
+        String v2 = SMALL.replace("\"version\" : 3", "\"version\" : 2").replace("    \"inputClip\" : null,\n", "");
+        assertThat(v2).doesNotContain("inputClip");
+        assertThat(BitPlanJson.fromBytes(v2.getBytes(StandardCharsets.UTF_8)).tensors().getFirst().inputClip()).isNull();
+        BitPlan clipped = BitPlanJson.fromBytes(SMALL.replace("\"inputClip\" : null", "\"inputClip\" : 0.85").getBytes(StandardCharsets.UTF_8));
+        assertThat(clipped.tensors().getFirst().inputClip()).isEqualTo(0.85);
+        assertThat(BitPlanJson.fromBytes(BitPlanJson.toBytes(clipped))).isEqualTo(clipped);
+    }
+
     @Test
     void writesTheDocumentedLayout() {
         TensorPlan tensor = new TensorPlan("blk.0.attn_q.weight", 4, 16, new byte[] {2, 2, 1, 1}, Metric.EXACT, null);
@@ -61,7 +73,7 @@ class BitPlanJsonTest {
      */
     @Test
     void readsVersionOnePlans() {
-        String v1 = SMALL.replace("\"version\" : 2", "\"version\" : 1").replace("  \"smoothing\" : null,\n", "");
+        String v1 = SMALL.replace("\"version\" : 3", "\"version\" : 1").replace("  \"smoothing\" : null,\n", "").replace("    \"inputClip\" : null,\n", "");
         String fingerprint = "ab".repeat(32);
         String v1WithModel = v1.replace("\"model\" : null", "\"model\" : { \"fingerprint\" : \"" + fingerprint + "\", \"name\" : \"stories260K.bin\" }");
         String v1BeforeModel = v1.replace("  \"model\" : null,\n", "");
@@ -136,13 +148,14 @@ class BitPlanJsonTest {
         assertRejected(SMALL.replace("\"metric\" : \"EXACT\"", "\"metric\" : \"MSE\""), "bit plan: tensors[0].metric: \"MSE\" is not one of [APPROX, EXACT]");
         assertRejected(SMALL.replace("\"cols\" : 16", "\"cols\" : 0"), "not positive");
         assertRejected(SMALL.replace("\"rows\" : 4", "\"rows\" : \"4\""), "bit plan: tensors[0].rows: Cannot coerce String value (\"4\") to int value");
-        assertRejected(SMALL.replace("\"version\" : 2", "\"version\" : 3"), "version 3");
+        assertRejected(SMALL.replace("\"version\" : 3", "\"version\" : 4"), "version 4");
+        assertRejected(SMALL.replace("\"inputClip\" : null", "\"inputClip\" : 1.5"), "input clip 1.5 outside (0, 1]");
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"awq\""), "smoothing rule \"awq\"");
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"edgeflow\""), "no tensor has an α");
         assertRejected(SMALL.replace("\"alpha\" : null", "\"alpha\" : 0.5"), "α but no smoothing rule");
         assertRejected(SMALL.replace("jquant-bitplan", "other"), "not a bit plan (format is \"other\", expected \"jquant-bitplan\")");
         assertRejected(SMALL.replace("\"budget\" : 1.5", "\"budget\" : 9.0"), "budget 9.0 bits per weight is outside [1, 8]");
-        assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"extra\" : 0,"), "unknown field \"extra\"");
+        assertRejected(SMALL.replace("\"version\" : 3,", "\"version\" : 3, \"extra\" : 0,"), "unknown field \"extra\"");
         assertRejected(SMALL.replace("\"alpha\" : null,", ""), "bit plan: tensors[0]: missing field \"alpha\"");
         assertRejected(SMALL.replace("\"cols\" : 16", "\"cols\" : 16.5"), "bit plan: tensors[0].cols: Cannot coerce Floating-point value (16.5) to int value");
         assertRejected(SMALL.replace("\"name\" : \"blk.0.attn_q.weight\"", "\"name\" : 7"), "bit plan: tensors[0].name: Cannot coerce Integer value (7) to String value");
@@ -150,7 +163,7 @@ class BitPlanJsonTest {
         assertRejected("[]", "bit plan: expected a JSON object");
         assertRejected(SMALL.replace("  \"model\" : null,\n", ""), "missing field \"model\"");
         assertRejected(SMALL.replace("  \"smoothing\" : null,\n", ""), "missing field \"smoothing\"");
-        assertRejected(SMALL.replace("\"version\" : 2,", "\"version\" : 2, \"version\" : 2,"), "Duplicate field");
+        assertRejected(SMALL.replace("\"version\" : 3,", "\"version\" : 3, \"version\" : 3,"), "Duplicate field");
         assertRejected("{\"format\":\"jquant-bitplan\",\"version\":2,\"budget\":2,\"averageBits\":2,\"smoothing\":null,\"model\":null,\"tensors\":[]}", "at least one tensor");
         assertRejected(SMALL.substring(0, 60), "bit plan: not valid JSON");
         String twice = SMALL.replace("} ]\n}", "}, " + SMALL.substring(SMALL.indexOf("{\n    \"name\""), SMALL.indexOf("} ]")) + "} ]\n}");

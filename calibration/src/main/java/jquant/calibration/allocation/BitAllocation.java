@@ -41,7 +41,8 @@ import java.util.List;
  *       Σ RE_i counts a quiet channel's error like a loud one's; Σ c_i·RE_i is the layer's relative
  *       output error, and with {@link Scope#MODEL} every layer's relative output error counts alike.</li>
  * </ul>
- * The plan's α per tensor is its group's α (null without stats). Tables are computed row-parallel
+ * The plan's α per tensor is its group's α, and its input clip the one calibration searched with that α
+ * (1 for a fixed α; both null without stats). Tables are computed row-parallel
  * by code that does not depend on the thread count, and the allocator is sequential, so the plan is
  * the same bytes on any machine.
  */
@@ -123,7 +124,7 @@ public final class BitAllocation {
             throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
         }
         SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
-                options.smoothing().alphas(stats, options.budget()));
+                options.smoothing().alphas(stats, options.budget()), options.smoothing().inputClips(stats, options.budget()));
         List<Linear> linears = linears(checkpoint.config().layers());
         List<TensorPlan> allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
                 : greedy(checkpoint, smoothed, linears, options, progress);
@@ -132,7 +133,8 @@ public final class BitAllocation {
             TensorPlan p = allocated.get(i);
             Linear l = linears.get(i);
             Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
-            plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha));
+            Double clip = smoothed == null ? null : (double) smoothed.inputClip(l.kind(), l.layer());
+            plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha, clip));
         }
         return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint));
     }

@@ -39,6 +39,14 @@ public record SmoothingChoice(SmoothingRule rule, Float alpha) {
         return fixed;
     }
 
+    /** The static input clip of every group for a plan at {@code budget}: searched with the searched α, else 1 (the full range). */
+    public Map<String, Float> inputClips(CalibrationStats stats, double budget) {
+        if (alpha == null) return stats.inputClips(budget);
+        Map<String, Float> full = new LinkedHashMap<>();
+        for (GroupStats g : stats.groups()) full.put(g.name(), 1f);
+        return full;
+    }
+
     /** {@code searched}, {@code edgeflow α 0}, {@code smoothquant α 0.5}. */
     public String describe() {
         return alpha == null ? "α searched for the budget" : rule.label() + " α " + alpha;
