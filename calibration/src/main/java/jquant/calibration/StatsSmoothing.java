@@ -6,6 +6,7 @@ import jquant.formats.TensorKind;
 import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;
 
 import java.io.IOException;
@@ -80,13 +81,16 @@ public final class StatsSmoothing implements SmoothedSource {
     public String modelFingerprint() { return model.stats().fingerprint(); }
 
     @Override
-    public synchronized ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer) {
-        String group = LinearGroup.of(kind).canonicalName(layer);
+    public synchronized ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer, Rounding rounding) {
+        if (!rounding.compensated()) throw new IllegalArgumentException(rounding.label() + " rounding uses no E[x·xᵀ]");
+        String group = LinearGroup.of(kind).canonicalName(layer) + "/" + rounding.label();
         if (!group.equals(hessianGroup)) {
             hessian = null;   // the last group's H and factor go before this group's are made, so one group's are held, not two
             hessianGroup = null;
             float[] moment = model.inputSecondMoment(kind, layer);
-            hessian = ErrorCompensatedRounding.Hessian.of(moment, (int) Math.round(Math.sqrt(moment.length)));
+            int n = (int) Math.round(Math.sqrt(moment.length));
+            hessian = rounding == Rounding.GPTQ ? ErrorCompensatedRounding.Hessian.activationOrder(moment, n)
+                    : ErrorCompensatedRounding.Hessian.of(moment, n);
             hessianGroup = group;
         }
         return hessian;

@@ -69,10 +69,19 @@ final class PackCommand implements Callable<Integer> {
                     + "and the static int8 activation scales --mode npu needs. The plan must have been allocated with the same stats.")
     Path stats;
 
-    @Option(names = "--rounding", defaultValue = "rtn", paramLabel = "rtn|gptq",
+    @Option(names = "--rounding", defaultValue = "rtn", paramLabel = "rtn|gptq|gptq-columns", converter = RoundingLabel.class,
             description = "rtn: every weight to its nearest level (default); gptq: GPTQ's error-compensated rounding on the calibration inputs' "
-                    + "E[x·xᵀ] (needs --stats from calibrate --second-moments), same widths and grids.")
+                    + "E[x·xᵀ] (needs --stats from calibrate --second-moments), same widths and grids, the columns in order of decreasing "
+                    + "E[x²] (act-order); gptq-columns: the same in the columns' own order.")
     Rounding rounding;
+
+    /** {@code --rounding} by its label ({@link Rounding#of}). */
+    static final class RoundingLabel implements CommandLine.ITypeConverter<Rounding> {
+        @Override
+        public Rounding convert(String value) {
+            return Rounding.of(value);
+        }
+    }
 
     @Mixin
     TokenizerOption tokenizer = new TokenizerOption();
@@ -84,7 +93,7 @@ final class PackCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (!format.equalsIgnoreCase("weightlet")) return repackTernary();
         if (plan == null) throw new ParameterException(spec.commandLine(), "--type weightlet needs --plan (make one with jquant allocate)");
-        if (rounding == Rounding.GPTQ && stats == null) throw new ParameterException(spec.commandLine(), "--rounding gptq needs --stats (E[x·xᵀ] comes from calibration)");
+        if (rounding.compensated() && stats == null) throw new ParameterException(spec.commandLine(), "--rounding " + rounding.label() + " needs --stats (E[x·xᵀ] comes from calibration)");
         Set<TensorKind> kept = KeepOption.kinds(spec.commandLine(), keep);
         new OutputSafety().model(model.path, tokenizer.path).inputs(plan, stats).check(out.path);
         BitPlan bitPlan = BitPlanJson.read(plan);

@@ -55,7 +55,7 @@ public enum QuantizationMethod {
     public Rounding rounding() { return rounding; }
 
     /** Whether the method needs E[x·xᵀ] from calibration. */
-    public boolean needsSecondMoments() { return rounding == Rounding.GPTQ; }
+    public boolean needsSecondMoments() { return rounding.compensated(); }
 
     /** Whether the method needs α searched for its budgets. */
     public boolean searchesAlpha() { return smoothing.alpha() == null; }

@@ -51,16 +51,43 @@ public final class ErrorCompensatedRounding {
 
     /**
      * What GPTQ needs of a layer's inputs: H = E[x·xᵀ] (row-major n×n, symmetric, float32) and the factor
-     * U of its damped inverse. The layer-wise squared error's Hessian is 2H; the factor 2 changes nothing.
-     * Both are n² floats: for n = 28,672 (a 70B model's feed-forward width) 3.3 GB each.
+     * U of its damped inverse, both in the order the columns are rounded in: {@code order[k]} is the k-th
+     * column rounded (null: 0, 1, …, n−1). The layer-wise squared error's Hessian is 2H; the factor 2
+     * changes nothing. Both are n² floats: for n = 28,672 (a 70B model's feed-forward width) 3.3 GB each.
      */
-    public record Hessian(int n, float[] moment, float[] inverseFactor) {
+    public record Hessian(int n, float[] moment, float[] inverseFactor, int[] order) {
         /**
-         * From E[x·xᵀ] as calibration records it (kept, not copied). A column that never fired (H[j][j] = 0)
-         * gets a 1 on the diagonal of the matrix that is inverted, as in GPTQ, so it is rounded on its own;
-         * an all-zero H gives U = identity, which is rounding to nearest.
+         * From E[x·xᵀ] as calibration records it (kept, not copied), columns in their own order. A column
+         * that never fired (H[j][j] = 0) gets a 1 on the diagonal of the matrix that is inverted, as in GPTQ,
+         * so it is rounded on its own; an all-zero H gives U = identity, which is rounding to nearest.
          */
         public static Hessian of(float[] secondMoment, int n) {
+            return factored(secondMoment, n, null);
+        }
+
+        /**
+         * The same with the columns in order of decreasing H[j][j] = E[x_j²], ties in column order (GPTQ's
+         * act-order); {@code secondMoment} is permuted in place to that order (no second n² array).
+         */
+        public static Hessian activationOrder(float[] secondMoment, int n) {
+            if ((long) n * n != secondMoment.length) {
+                throw new IllegalArgumentException(secondMoment.length + " values are not a " + n + "×" + n + " matrix");
+            }
+            Integer[] sorted = new Integer[n];
+            for (int j = 0; j < n; j++) sorted[j] = j;
+            java.util.Arrays.sort(sorted, (a, b) -> Float.compare(secondMoment[b * n + b], secondMoment[a * n + a]));   // stable
+            int[] order = new int[n];
+            for (int k = 0; k < n; k++) order[k] = sorted[k];
+            float[] row = new float[n];
+            for (int i = 0; i < n; i++) {   // columns of every row
+                System.arraycopy(secondMoment, i * n, row, 0, n);
+                for (int k = 0; k < n; k++) secondMoment[i * n + k] = row[order[k]];
+            }
+            permuteRows(secondMoment, n, order, row);
+            return factored(secondMoment, n, order);
+        }
+
+        private static Hessian factored(float[] secondMoment, int n, int[] order) {
             if ((long) n * n != secondMoment.length) {
                 throw new IllegalArgumentException(secondMoment.length + " values are not a " + n + "×" + n + " matrix");
             }
@@ -78,11 +105,33 @@ public final class ErrorCompensatedRounding {
             double damp = DAMPING * trace / n;
             for (int j = 0; j < n; j++) factor[j * n + j] = (float) (factor[j * n + j] + damp);
             InverseCholesky.upperFactorOfInverseInPlace(factor, n);
-            return new Hessian(n, secondMoment, factor);
+            return new Hessian(n, secondMoment, factor, order);
         }
     }
 
-    /** Rounds every row {@code r} of a row-major {@code rows × cols} matrix at {@code bits[r]} bits; {@code hessian.n()} = cols. */
+    /** Rows of the row-major {@code n}-column matrix {@code m} put in {@code order} (row k ← row order[k]), in place along cycles. */
+    static void permuteRows(float[] m, int n, int[] order, float[] buffer) {
+        int rows = order.length;
+        boolean[] done = new boolean[rows];
+        for (int start = 0; start < rows; start++) {
+            if (done[start] || order[start] == start) continue;
+            System.arraycopy(m, start * n, buffer, 0, n);
+            int k = start;
+            while (order[k] != start) {
+                System.arraycopy(m, order[k] * n, m, k * n, n);
+                done[k] = true;
+                k = order[k];
+            }
+            System.arraycopy(buffer, 0, m, k * n, n);
+            done[k] = true;
+        }
+    }
+
+    /**
+     * Rounds every row {@code r} of a row-major {@code rows × cols} matrix at {@code bits[r]} bits; {@code hessian.n()} = cols.
+     * With a Hessian in another column order the rows are rounded in that order ({@code matrix} is permuted in place
+     * while it runs and put back), and the codes come back in the matrix's own order.
+     */
     public static QuantizedMatrix quantize(float[] matrix, int rows, int cols, byte[] bits, Hessian hessian) {
         return quantize(matrix, rows, cols, bits, hessian, FusedAxpy.VECTOR);
     }
@@ -91,6 +140,30 @@ public final class ErrorCompensatedRounding {
         if ((long) rows * cols != matrix.length) throw new IllegalArgumentException("matrix has " + matrix.length + " floats, not " + rows + "×" + cols);
         if (bits.length != rows) throw new IllegalArgumentException(bits.length + " bit widths for " + rows + " rows");
         if (hessian.n() != cols) throw new IllegalArgumentException("a Hessian of " + hessian.n() + " inputs for " + cols + " columns");
+        int[] order = hessian.order();
+        if (order == null) return quantizeInOrder(matrix, rows, cols, bits, hessian, axpy);
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(matrix, r * cols, row, 0, cols);
+            for (int k = 0; k < cols; k++) matrix[r * cols + k] = row[order[k]];
+        }
+        QuantizedMatrix q;
+        try {
+            q = quantizeInOrder(matrix, rows, cols, bits, hessian, axpy);
+        } finally {
+            for (int r = 0; r < rows; r++) {
+                System.arraycopy(matrix, r * cols, row, 0, cols);
+                for (int k = 0; k < cols; k++) matrix[r * cols + order[k]] = row[k];
+            }
+        }
+        byte[] permuted = q.values(), values = new byte[permuted.length];
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < cols; k++) values[r * cols + order[k]] = permuted[r * cols + k];
+        }
+        return new QuantizedMatrix(rows, cols, bits, values, q.scales());
+    }
+
+    private static QuantizedMatrix quantizeInOrder(float[] matrix, int rows, int cols, byte[] bits, Hessian hessian, FusedAxpy axpy) {
         byte[] values = new byte[matrix.length];
         float[] scales = new float[rows];
         int groups = (rows + ROW_GROUP - 1) / ROW_GROUP;

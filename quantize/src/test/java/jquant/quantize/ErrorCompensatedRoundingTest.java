@@ -99,6 +99,39 @@ class ErrorCompensatedRoundingTest {
         }
     }
 
+    /**
+     * Act-order is the column-order rounding of the problem with its columns sorted by decreasing H[j][j]
+     * (ties in column order), its codes put back: built here by hand, with H and W permuted outside the
+     * code under test. The input matrix is left as it was.
+     */
+    @Test
+    void activationOrderIsTheColumnLoopOnTheColumnsSortedByTheirPower() {
+        SplittableRandom random = new SplittableRandom(24);
+        for (int[] shape : new int[][] {{1, 5}, {9, 33}, {40, 130}, {70, 300}}) {
+            int rows = shape[0], cols = shape[1];
+            float[] w = GreedyBitAllocatorTest.randomMatrix(random, rows, cols), original = w.clone();
+            byte[] bits = widths(random, rows);
+            float[] h = correlatedMoment(random, cols, 2 * cols);
+            h[0] = h[cols + 1] = Math.max(h[0], h[cols + 1]);   // a tie (a larger diagonal keeps H positive definite): columns 0 and 1 keep their order
+            Integer[] sorted = new Integer[cols];
+            for (int j = 0; j < cols; j++) sorted[j] = j;
+            java.util.Arrays.sort(sorted, (a, b) -> Float.compare(h[b * cols + b], h[a * cols + a]));
+            float[] ph = new float[cols * cols], pw = new float[rows * cols];
+            for (int i = 0; i < cols; i++) for (int j = 0; j < cols; j++) ph[i * cols + j] = h[sorted[i] * cols + sorted[j]];
+            for (int r = 0; r < rows; r++) for (int k = 0; k < cols; k++) pw[r * cols + k] = w[r * cols + sorted[k]];
+            QuantizedMatrix permuted = columnAtATime(pw, rows, cols, bits, ErrorCompensatedRounding.Hessian.of(ph, cols));
+            byte[] expected = new byte[rows * cols];
+            for (int r = 0; r < rows; r++) for (int k = 0; k < cols; k++) expected[r * cols + sorted[k]] = permuted.values()[r * cols + k];
+
+            var hessian = ErrorCompensatedRounding.Hessian.activationOrder(h.clone(), cols);
+            assertThat(hessian.order()).containsExactly(java.util.Arrays.stream(sorted).mapToInt(Integer::intValue).toArray());
+            QuantizedMatrix act = ErrorCompensatedRounding.quantize(w, rows, cols, bits, hessian);
+            assertThat(act.values()).as("%d×%d", rows, cols).isEqualTo(expected);
+            assertThat(act.scales()).as("%d×%d", rows, cols).isEqualTo(permuted.scales());
+            assertThat(w).isEqualTo(original);
+        }
+    }
+
     /** Uncorrelated inputs of equal power (H = I) leave nothing to compensate: GPTQ is round-to-nearest, codes and scales. */
     @Test
     void withUncorrelatedInputsItIsRoundToNearest() {

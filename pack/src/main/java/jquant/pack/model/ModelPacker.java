@@ -113,7 +113,7 @@ public final class ModelPacker {
             keep = keep.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(keep));
             if (!KEEPABLE.containsAll(keep)) throw new IllegalArgumentException("only token_embd and output can be kept out of the plan, not " + keep);
             if (keepType == null) throw new IllegalArgumentException("no keep type");
-            if (rounding == Rounding.GPTQ && smoothing == null) {
+            if (rounding.compensated() && smoothing == null) {
                 throw new IllegalArgumentException("GPTQ rounding needs calibration stats (E[x·xᵀ] of every layer's input): pack with --stats");
             }
         }
@@ -198,7 +198,7 @@ public final class ModelPacker {
                 if (shape.length < 2) continue;
                 long weights = shape[0] * shape[1];
                 long bytes = 2 * weights * Float.BYTES + weights;
-                if (!isFloat(e.kind(), options) && options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING) {
+                if (!isFloat(e.kind(), options) && options.rounding().compensated() && e.kind() != TensorKind.EMBEDDING) {
                     bytes += 2 * shape[1] * shape[1] * Float.BYTES;
                 }
                 need = Math.max(need, bytes);
@@ -215,7 +215,7 @@ public final class ModelPacker {
         long need = memoryNeeded(source.config(), options);
         if (need > Memory.heap()) {
             throw new IllegalArgumentException(String.format("packing %s%s needs about %s of memory for its largest tensor, more than the JVM's heap (%s): "
-                            + "give it more with %s=-Xmx%dg", source.source().getFileName(), options.rounding() == Rounding.GPTQ ? " with GPTQ rounding" : "",
+                            + "give it more with %s=-Xmx%dg", source.source().getFileName(), options.rounding().compensated() ? " with GPTQ rounding" : "",
                     Memory.format(need), Memory.format(Memory.heap()), Memory.JAVA_OPTS, Memory.gibibytesFor(need)));
         }
     }
@@ -273,8 +273,8 @@ public final class ModelPacker {
         }
         float[] outputFactor = smoothed ? options.smoothing().outputFactor(e.kind(), e.layer()) : null;
         // The Hessian first, then W': at 70B widths each is gigabytes, and neither needs the other's transients.
-        ErrorCompensatedRounding.Hessian hessian = options.rounding() == Rounding.GPTQ && e.kind() != TensorKind.EMBEDDING
-                ? options.smoothing().hessian(e.kind(), e.layer()) : null;
+        ErrorCompensatedRounding.Hessian hessian = options.rounding().compensated() && e.kind() != TensorKind.EMBEDDING
+                ? options.smoothing().hessian(e.kind(), e.layer(), options.rounding()) : null;
         float[] weights = smoothed ? options.smoothing().weights(e.kind(), e.layer()) : t.toFloats();
         QuantizedMatrix q = hessian != null
                 ? ErrorCompensatedRounding.quantize(weights, t.rows(), t.cols(), p.bits(), hessian)

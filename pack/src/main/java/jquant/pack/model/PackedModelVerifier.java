@@ -113,6 +113,8 @@ public final class PackedModelVerifier {
         try {
             keepType = ModelPacker.KeepType.parse(q.keepTypeLabel());
             rounding = Rounding.of(q.roundingLabel());
+            // .jqw version 1 files were written when jquant's gptq took the columns in their own order
+            if (rounding == Rounding.GPTQ && file.version() == 1) rounding = Rounding.GPTQ_COLUMNS;
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());
         }

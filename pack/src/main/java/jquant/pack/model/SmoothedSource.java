@@ -3,6 +3,7 @@ package jquant.pack.model;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
 import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;
 
 import java.util.SequencedMap;
@@ -55,9 +56,10 @@ public interface SmoothedSource {
 
     /**
      * What GPTQ rounds a linear layer's W' with: E[x'·x'ᵀ] of its smoothed input x' = x/f and the factor
-     * of its damped inverse.
+     * of its damped inverse, in the column order {@code rounding} takes ({@link Rounding#GPTQ}: act-order,
+     * {@link Rounding#GPTQ_COLUMNS}: the columns' own).
      *
      * @throws IllegalArgumentException if the stats hold no E[x·xᵀ]
      */
-    ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer);
+    ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer, Rounding rounding);
 }

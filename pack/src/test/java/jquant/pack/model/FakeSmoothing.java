@@ -3,6 +3,7 @@ package jquant.pack.model;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
 import jquant.quantize.ErrorCompensatedRounding;
+import jquant.quantize.Rounding;
 import jquant.quantize.SmoothingRule;
 
 import java.util.LinkedHashMap;
@@ -60,7 +61,7 @@ public record FakeSmoothing(Checkpoint smoothed, RowFactor rowFactor, LayerScale
 
     /** Uncorrelated inputs of unit power (E[x·xᵀ] = I), under which GPTQ rounds exactly as round-to-nearest. */
     @Override
-    public ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer) {
+    public ErrorCompensatedRounding.Hessian hessian(TensorKind kind, int layer, Rounding rounding) {
         int n = smoothed.tensor(kind, layer).cols();
         float[] identity = new float[n * n];
         for (int i = 0; i < n; i++) identity[i * n + i] = 1;
