@@ -156,9 +156,10 @@ public final class ErrorCompensatedRounding {
                 for (int k = 0; k < cols; k++) matrix[r * cols + order[k]] = row[k];
             }
         }
-        byte[] permuted = q.values(), values = new byte[permuted.length];
+        byte[] values = q.values(), codes = new byte[cols];
         for (int r = 0; r < rows; r++) {
-            for (int k = 0; k < cols; k++) values[r * cols + order[k]] = permuted[r * cols + k];
+            System.arraycopy(values, r * cols, codes, 0, cols);
+            for (int k = 0; k < cols; k++) values[r * cols + order[k]] = codes[k];
         }
         return new QuantizedMatrix(rows, cols, bits, values, q.scales());
     }
