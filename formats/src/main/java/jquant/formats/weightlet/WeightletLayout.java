@@ -24,7 +24,13 @@ package jquant.formats.weightlet;
  * fields): each of its planes keeps the blocks those stripes fill, {@code ceil(S·b / 8)} blocks of a
  * b-bit plane, at the same places as in a whole group, and the planes follow each other without the
  * dropped blocks (see {@link #groupBytes(int, int)}). A whole group is the case S = 8, so a channel of
- * 64 weights takes 32 bytes at 4 bits, not a padded group's 64.
+ * 64 weights takes 32 bytes at 4 bits, not a padded group's 64:
+ * <pre>
+ *   7 bits (planes 1 + 2 + 4)    1-bit plane        2-bit plane         4-bit plane          bytes
+ *   whole group, S = 8           0: 1 block         16: 2 blocks        48: 4 blocks          112
+ *   64 weights, S = 4            0: 1 block (slots  16: 1 block         32: 2 blocks           64
+ *                                   0-3 used)
+ * </pre>
  *
  * <h2>Planes (primitive weightlets)</h2>
  * A B-bit field is split into planes of 1, 2 or 4 bits. The plane order is fixed for all B: the
