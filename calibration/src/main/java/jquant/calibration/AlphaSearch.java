@@ -123,8 +123,10 @@ final class AlphaSearch {
             }
         }
         float clip = 1f;
+        float[] f = SmoothingFactors.factors(bases, best);
+        float[][] quantized = quantizedRows(f, budget);   // the weights do not depend on the clip: quantized once for all of them
         for (float c : CLIPS) {
-            double e = error(best, budget, c);
+            double e = error(f, c, quantized);
             if (e < bestError) {
                 clip = c;
                 bestError = e;
@@ -144,18 +146,13 @@ final class AlphaSearch {
      */
     double error(float alpha, double budget, float clip) {
         float[] f = SmoothingFactors.factors(bases, alpha);
-        float range = SmoothingFactors.smoothedRange(inputMax, f) * clip;
+        return error(f, clip, quantizedRows(f, budget));
+    }
+
+    /** Per member, its compared rows of W·diag(f) at the widths of {@code budget}, dequantized: what every clip is tried against. */
+    private float[][] quantizedRows(float[] f, double budget) {
         int d = f.length;
-        float[] x = new float[sampleRows * d];
-        if (range > 0) {
-            float step = range / QuantLimits.INT8_MAX;
-            for (int t = 0; t < sampleRows; t++) {
-                for (int j = 0; j < d; j++) {
-                    x[t * d + j] = step * Math.clamp(Math.round(sample[t * d + j] / f[j] / step), -QuantLimits.INT8_MAX, QuantLimits.INT8_MAX);
-                }
-            }
-        }
-        double total = 0;
+        float[][] out = new float[members.size()][];
         for (int m = 0; m < members.size(); m++) {
             Member w = members.get(m);
             byte[] widths = widths(w, f, budget);
@@ -169,8 +166,29 @@ final class AlphaSearch {
                     System.arraycopy(q, 0, quantized, k * d, d);
                 }
             });
-            float[] out = new float[sampleRows * compared.length];
-            new DenseF32Weights(quantized, compared.length, d, compute).matmul(x, sampleRows, out);
+            out[m] = quantized;
+        }
+        return out;
+    }
+
+    /** The summed relative error of the members' {@code quantized} rows on the sample's inputs, quantized with the range {@code clip} · max |x / f|. */
+    private double error(float[] f, float clip, float[][] quantized) {
+        float range = SmoothingFactors.smoothedRange(inputMax, f) * clip;
+        int d = f.length;
+        float[] x = new float[sampleRows * d];
+        if (range > 0) {
+            float step = range / QuantLimits.INT8_MAX;
+            for (int t = 0; t < sampleRows; t++) {
+                for (int j = 0; j < d; j++) {
+                    x[t * d + j] = step * Math.clamp(Math.round(sample[t * d + j] / f[j] / step), -QuantLimits.INT8_MAX, QuantLimits.INT8_MAX);
+                }
+            }
+        }
+        double total = 0;
+        for (int m = 0; m < members.size(); m++) {
+            int rows = rowsCompared[m].length;
+            float[] out = new float[sampleRows * rows];
+            new DenseF32Weights(quantized[m], rows, d, compute).matmul(x, sampleRows, out);
             double err = 0;
             for (int i = 0; i < out.length; i++) {
                 double diff = (double) out[i] - reference[m][i];
