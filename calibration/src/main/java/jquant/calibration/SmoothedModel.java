@@ -155,6 +155,21 @@ public final class SmoothedModel implements Checkpoint {
         return w;
     }
 
+    /**
+     * The original layer's weights that {@code smoothed} (a W' of this view, e.g. quantized) stands for,
+     * {@code diag(r · S_O'^β) · W' · diag(1/f)}, computed in place: what runs in the unsmoothed model.
+     */
+    public float[] unsmoothed(TensorKind kind, int layer, float[] smoothed) {
+        Linear l = linear(kind, layer);
+        int rows = l.outputFactor.length, cols = l.inputFactors.length;
+        if (smoothed.length != (long) rows * cols) throw new IllegalArgumentException(smoothed.length + " floats are not a " + rows + "×" + cols + " matrix");
+        for (int i = 0; i < rows; i++) {
+            double rowScale = (double) l.rowFold[i] * l.outputFactor[i];
+            for (int j = 0; j < cols; j++) smoothed[i * cols + j] = (float) (smoothed[i * cols + j] * rowScale / l.inputFactors[j]);
+        }
+        return smoothed;
+    }
+
     /** S_O'^β per output channel: the factor that belongs in the layer's per-channel dequantization scale. */
     public float[] outputFactor(TensorKind kind, int layer) {
         return linear(kind, layer).outputFactor.clone();

@@ -7,6 +7,7 @@ import jquant.calibration.allocation.SmoothingChoice;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
+import jquant.formats.InputFiles;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.Metric;
@@ -57,6 +58,14 @@ final class AllocateCommand implements Callable<Integer> {
             + "(E[o_i²] ≈ Σ_j W_ij² E[x_j²]; needs --stats): the layer's relative output error instead of the mean relative error of its channels.")
     boolean outputWeighted;
 
+    @Option(names = "--sensitivity", paramLabel = "<text>", description = "With --scope model: weigh each block matrix's error by its loss sensitivity, "
+            + "the KL divergence from the float model on this UTF-8 text when the matrix alone is rounded to 3 bits, per unit of the error the allocator predicts for it.")
+    Path sensitivity;
+
+    @Option(names = "--sensitivity-tokens", paramLabel = "<N>", defaultValue = "512",
+            description = "Tokens of the --sensitivity text the probe runs, windows of 256 (default: ${DEFAULT-VALUE}).")
+    int sensitivityTokens;
+
     @Option(names = "--uniform", description = "Every channel at the budget, a whole number of bits: plain per-channel quantization, no allocation.")
     boolean uniform;
 
@@ -77,7 +86,14 @@ final class AllocateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BitAllocation.Options options = options();
-        new OutputSafety().model(model.path, tokenizer.path).inputs(stats).check(out.path);
+        new OutputSafety().model(model.path, tokenizer.path).inputs(stats, sensitivity).check(out.path);
+        if (sensitivity != null) {
+            try {
+                options = options.sensitivity(new BitAllocation.Sensitivity(InputFiles.readText(sensitivity), sensitivityTokens));
+            } catch (IllegalArgumentException e) {
+                throw new CheckpointException(sensitivity, e.getMessage());
+            }
+        }
         CalibrationStats calibration = stats == null ? null : CalibrationStatsFile.read(stats);
         if (calibration != null && options.smoothing().alpha() == null) {
             try {
@@ -97,7 +113,8 @@ final class AllocateCommand implements Callable<Integer> {
                 plan.tensors().size(), model.path.getFileName(), budget, plan.averageBits(),
                 uniform ? "uniform widths" : options.scope().name().toLowerCase() + " scope, " + options.metric().name().toLowerCase() + " metric",
                 calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(),
-                (weighted ? ", E[x²]-weighted" : "") + (outputWeighted ? ", output-weighted" : ""));
+                (weighted ? ", E[x²]-weighted" : "") + (outputWeighted ? ", output-weighted" : "")
+                        + (sensitivity == null ? "" : ", loss sensitivity from " + sensitivity.getFileName()));
         printHistograms(log, plan);
         log.printf("Wrote %s%n", out.path);
         log.flush();
@@ -109,6 +126,10 @@ final class AllocateCommand implements Callable<Integer> {
         if ((weighted || outputWeighted) && stats == null) {
             throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
         }
+        if (sensitivity != null && (scope != BitAllocation.Scope.MODEL || uniform)) {
+            throw new CommandLine.ParameterException(cmd, "--sensitivity weighs tensors against each other: it needs --scope model (and greedy widths)");
+        }
+        if (sensitivityTokens < 2) throw new CommandLine.ParameterException(cmd, "--sensitivity-tokens must be at least 2, not " + sensitivityTokens);
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
         SmoothingChoice choice;
         if (alpha.equalsIgnoreCase("searched")) {

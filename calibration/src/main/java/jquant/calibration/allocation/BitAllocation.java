@@ -15,9 +15,11 @@ import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
 import jquant.quantize.RelativeError;
+import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -40,6 +42,11 @@ import java.util.List;
  *       {@code E[o_i²] ≈ Σ_j W_ij² E[x_j²]}. RE is relative to the channel's own size, so the paper's
  *       Σ RE_i counts a quiet channel's error like a loud one's; Σ c_i·RE_i is the layer's relative
  *       output error, and with {@link Scope#MODEL} every layer's relative output error counts alike.</li>
+ *   <li>{@code sensitivity} (with {@link Scope#MODEL}): each block matrix's table is multiplied by its
+ *       loss sensitivity {@code s_t = ΔKL_t / E_t}, ΔKL_t the mean KL divergence from the float model
+ *       when only t is rounded to nearest at {@value Sensitivity#PROBE_BITS} bits on a sample of text
+ *       ({@link LossProbe}), E_t the table's own total at that width; the allocator then minimises
+ *       {@code Σ_t s_t · E_t(widths)}, the second-order model of the KL divergence (docs/calibration.md §5).</li>
  * </ul>
  * The plan's α per tensor is its group's α, and its input clip the one calibration searched with that α
  * (1 for a fixed α; both null without stats). Tables are computed row-parallel
@@ -54,6 +61,27 @@ public final class BitAllocation {
     public enum Widths { GREEDY, UNIFORM }
 
     /**
+     * Where the loss sensitivity of every block matrix is measured: the first {@code tokens} tokens of {@code text}.
+     */
+    public record Sensitivity(String text, int tokens) {
+        /**
+         * The width the probe rounds each matrix to: coarse enough that every matrix's divergence stands
+         * well above the sample's noise, fine enough that the error is still small (the quadratic model holds).
+         */
+        public static final int PROBE_BITS = 3;
+
+        public Sensitivity {
+            if (text == null || text.isBlank()) throw new IllegalArgumentException("the sensitivity text is empty");
+            if (tokens < 2) throw new IllegalArgumentException("the sensitivity probe needs at least 2 tokens, got " + tokens);
+        }
+
+        @Override
+        public String toString() {
+            return "Sensitivity[" + tokens + " tokens of " + text.length() + " characters]";
+        }
+    }
+
+    /**
      * How to allocate; made with {@link #budget(double)} and the methods named after the other components.
      *
      * @param budget         average bits per weight, [1, 8]
@@ -61,9 +89,10 @@ public final class BitAllocation {
      * @param outputWeighted weigh each channel's error by its share of the layer's output energy (needs stats)
      * @param widths         greedy allocation or every channel at the budget
      * @param smoothing      the α of each group when stats are given
+     * @param sensitivity    where to measure each block matrix's loss sensitivity (model scope), or null for none
      */
     public record Options(double budget, Scope scope, Metric metric, boolean weighted, boolean outputWeighted, Widths widths,
-                          SmoothingChoice smoothing) {
+                          SmoothingChoice smoothing, Sensitivity sensitivity) {
         public Options {
             BitPlan.checkBudget(budget);
             if (widths == Widths.UNIFORM && budget != Math.rint(budget)) {
@@ -77,20 +106,22 @@ public final class BitAllocation {
          * change one with the methods named after it, as in {@code Options.budget(4).scope(Scope.MODEL).weighted(true)}.
          */
         public static Options budget(double budget) {
-            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched());
+            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched(), null);
         }
 
-        public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
 
-        public Options metric(Metric metric) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options metric(Metric metric) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
 
-        public Options weighted(boolean weighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options weighted(boolean weighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
 
-        public Options outputWeighted(boolean outputWeighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options outputWeighted(boolean outputWeighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
 
-        public Options widths(Widths widths) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options widths(Widths widths) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
 
-        public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing); }
+        public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+
+        public Options sensitivity(Sensitivity sensitivity) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
     }
 
     private BitAllocation() {}
@@ -117,11 +148,15 @@ public final class BitAllocation {
      *
      * @param stats    calibration stats of this checkpoint, or null to allocate on the raw weights
      * @param progress told after each tensor's error table (at tensor scope, its widths), with the tensor's name
-     * @throws IllegalArgumentException if the stats belong to another model, or weighting is asked without stats
+     * @throws IllegalArgumentException if the stats belong to another model, weighting is asked without stats, or a
+     *                                  sensitivity without greedy widths at model scope
      */
     public static BitPlan allocate(Checkpoint checkpoint, CalibrationStats stats, Options options, ProgressListener progress) {
         if ((options.weighted() || options.outputWeighted()) && stats == null) {
             throw new IllegalArgumentException("weighted allocation needs calibration stats (E[x²] per input channel)");
+        }
+        if (options.sensitivity() != null && (options.scope() != Scope.MODEL || options.widths() != Widths.GREEDY)) {
+            throw new IllegalArgumentException("a loss sensitivity weighs tensors against each other: it needs greedy widths at model scope");
         }
         SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
                 options.smoothing().alphas(stats, options.budget()), options.smoothing().inputClips(stats, options.budget()));
@@ -144,6 +179,7 @@ public final class BitAllocation {
         // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
         List<TensorPlan> plans = new ArrayList<>();
+        LossProbe probe = options.sensitivity() == null ? null : new LossProbe(checkpoint, options.sensitivity().text(), options.sensitivity().tokens());
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
@@ -152,6 +188,11 @@ public final class BitAllocation {
             if (options.outputWeighted()) {
                 table = table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
                         smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare()));
+            }
+            if (probe != null && l.kind().isBlockLinear()) {
+                double[] s = new double[t.rows()];
+                Arrays.fill(s, sensitivity(probe, smoothed, l, weights, table));
+                table = table.weighted(s);
             }
             if (options.scope() == Scope.TENSOR) plans.add(GreedyBitAllocator.allocate(table, options.budget()));
             else tables.add(table);
@@ -167,13 +208,29 @@ public final class BitAllocation {
         return blocks;
     }
 
+    /**
+     * {@code ΔKL / E} of one block matrix: the probe's divergence with the matrix rounded to nearest at
+     * {@value Sensitivity#PROBE_BITS} bits (on W' when smoothed, then mapped back to the original layer),
+     * over the table's total error at that width. 0 for a matrix the table sees no error in.
+     */
+    private static double sensitivity(LossProbe probe, SmoothedModel smoothed, Linear l, float[] weights, ErrorTable table) {
+        double predicted = 0;
+        for (int r = 0; r < table.rows(); r++) predicted += table.error(r, Sensitivity.PROBE_BITS);
+        if (predicted == 0) return 0;
+        byte[] widths = new byte[table.rows()];
+        Arrays.fill(widths, (byte) Sensitivity.PROBE_BITS);
+        float[] rounded = SymmetricChannelQuantizer.quantize(weights, table.rows(), table.cols(), widths).dequantize();
+        if (smoothed != null) rounded = smoothed.unsmoothed(l.kind(), l.layer(), rounded);
+        return probe.meanKl(l.kind(), l.layer(), rounded) / predicted;
+    }
+
     /** Every channel of every tensor at the budget's width. */
     private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, ProgressListener progress) {
         List<TensorPlan> plans = new ArrayList<>();
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             byte[] bits = new byte[t.rows()];
-            java.util.Arrays.fill(bits, (byte) options.budget());
+            Arrays.fill(bits, (byte) options.budget());
             plans.add(new TensorPlan(l.name(), t.rows(), t.cols(), bits, options.metric(), null));
             progress.update(plans.size(), linears.size(), l.name());
         }

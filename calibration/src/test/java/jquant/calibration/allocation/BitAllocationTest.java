@@ -27,10 +27,10 @@ class BitAllocationTest {
         SmoothingChoice fixed = SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f);
         assertThat(BitAllocation.Options.budget(3).scope(BitAllocation.Scope.MODEL).metric(Metric.EXACT).weighted(true).outputWeighted(true)
                 .widths(BitAllocation.Widths.UNIFORM).smoothing(fixed))
-                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.EXACT, true, true, BitAllocation.Widths.UNIFORM, fixed));
+                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.EXACT, true, true, BitAllocation.Widths.UNIFORM, fixed, null));
         assertThat(BitAllocation.Options.budget(3).weighted(true).scope(BitAllocation.Scope.MODEL))
                 .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.APPROX, true, false, BitAllocation.Widths.GREEDY,
-                        SmoothingChoice.searched()));
+                        SmoothingChoice.searched(), null));
     }
 
     @Test

@@ -1,0 +1,176 @@
+package jquant.calibration.allocation;
+
+import jquant.core.WorkerPool;
+import jquant.formats.Checkpoint;
+import jquant.formats.TensorKind;
+import jquant.runtime.Compute;
+import jquant.runtime.DenseF32Weights;
+import jquant.runtime.InferenceSession;
+import jquant.runtime.LinearWeights;
+import jquant.runtime.LinearWeightsFactory;
+import jquant.runtime.LlamaModel;
+import jquant.runtime.Tokenizer;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The mean KL divergence KL(model ‖ model with one linear layer's weights replaced) over a sample of
+ * text: how much changing that layer alone moves the output distribution.
+ *
+ * <p>The text is cut into windows as calibration cuts it (each window from an empty cache, BOS in
+ * place of the first token of every window after the first). The float model runs once, layer by
+ * layer, keeping every layer's input hidden states and the final log-probabilities, so probing a
+ * matrix of layer {@code l} reruns only layers {@code l … L−1} and the classifier. Every position of a
+ * window is scored. The forward pass and the per-position sums do not depend on the thread count, so
+ * the same text gives the same divergences on any machine.
+ */
+final class LossProbe {
+    /** Tokens per window: long enough for attention to matter, short enough that a small sample has several windows. */
+    static final int CONTEXT = 256;
+
+    private final int layers;
+    private final int vocab;
+    private final List<int[]> windows = new ArrayList<>();
+    /** {@code inputs[l][w]}: window w's hidden states entering layer l. */
+    private final float[][][] inputs;
+    /** Per window, the unchanged model's log-probabilities, {@code [n][vocab]}. */
+    private final float[][] baseLogProbs;
+    private final Map<String, Replaceable> linears = new HashMap<>();
+    private final Compute compute;
+    private final InferenceSession session;
+
+    /**
+     * Runs {@code checkpoint} in float32 over the first {@code maxTokens} tokens of {@code text}.
+     *
+     * @throws IllegalArgumentException if the checkpoint has no vocabulary or the text gives fewer than 2 tokens
+     */
+    LossProbe(Checkpoint checkpoint, String text, int maxTokens) {
+        Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
+                () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs to read the text")));
+        int[] all = tokenizer.encode(text);
+        int[] tokens = Arrays.copyOf(all, Math.min(all.length, maxTokens));
+        if (tokens.length < 2) throw new IllegalArgumentException("the sensitivity text gives only " + tokens.length + " token(s)");
+        this.layers = checkpoint.config().layers();
+        this.vocab = checkpoint.config().vocabSize();
+        int context = Math.min(CONTEXT, checkpoint.config().maxSeqLen());
+        int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
+        for (int start = 0; start < tokens.length; start += context) {
+            int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
+            if (start > 0 && bos >= 0) window[0] = bos;
+            windows.add(window);
+        }
+        this.compute = Compute.vector();
+        LinearWeightsFactory inPlace = LinearWeightsFactory.inPlace(compute);
+        LlamaModel model = LlamaModel.load(checkpoint, compute, (kind, layer, tensor) -> {
+            Replaceable r = new Replaceable(inPlace.create(kind, layer, tensor));
+            linears.put(kind.canonicalName(layer), r);
+            return r;
+        });
+        this.session = model.newSession(context);
+        int dim = checkpoint.config().dim();
+        inputs = new float[layers][windows.size()][];
+        baseLogProbs = new float[windows.size()][];
+        for (int w = 0; w < windows.size(); w++) {
+            int n = windows.get(w).length;
+            float[] h = new float[n * dim];
+            session.embed(windows.get(w), h);
+            for (int l = 0; l < layers; l++) {
+                inputs[l][w] = h.clone();
+                session.forwardBlock(l, h, n);
+            }
+            float[] logits = session.logits(h, n);
+            logSoftmax(logits, n);
+            baseLogProbs[w] = logits;
+        }
+    }
+
+    /** Tokens the probe scores. */
+    int tokens() {
+        return windows.stream().mapToInt(w -> w.length).sum();
+    }
+
+    /**
+     * Mean KL(base ‖ probed) per scored token when the matrix {@code kind} of {@code layer} is
+     * {@code weights} (row-major, the original layer's shape) and every other layer is unchanged.
+     */
+    double meanKl(TensorKind kind, int layer, float[] weights) {
+        Replaceable target = linears.get(kind.canonicalName(layer));
+        if (target == null || !kind.isBlockLinear()) throw new IllegalArgumentException(kind.canonicalName(layer) + " is not a block matrix of the model");
+        target.use(new DenseF32Weights(weights, target.outFeatures(), target.inFeatures(), compute));
+        try {
+            double sum = 0;
+            for (int w = 0; w < windows.size(); w++) {
+                int n = windows.get(w).length;
+                float[] h = inputs[layer][w].clone();
+                for (int l = layer; l < layers; l++) session.forwardBlock(l, h, n);
+                float[] logits = session.logits(h, n);
+                double[] kl = new double[n];
+                float[] base = baseLogProbs[w];
+                WorkerPool.current().forRange(n, 4L * vocab, (worker, start, end) -> {
+                    for (int i = start; i < end; i++) kl[i] = divergence(base, logits, i * vocab, vocab);
+                });
+                for (double d : kl) sum += d;
+            }
+            return sum / tokens();
+        } finally {
+            target.restore();
+        }
+    }
+
+    /** KL(p ‖ q) of one position: {@code logP} log-probabilities, {@code logits} q's unnormalised logits. */
+    private static double divergence(float[] logP, float[] logits, int off, int vocab) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (int t = 0; t < vocab; t++) max = Math.max(max, logits[off + t]);
+        double z = 0;
+        for (int t = 0; t < vocab; t++) z += Math.exp(logits[off + t] - max);
+        double lse = max + Math.log(z);
+        double d = 0;
+        for (int t = 0; t < vocab; t++) {
+            double lp = logP[off + t];
+            d += Math.exp(lp) * (lp - (logits[off + t] - lse));
+        }
+        return d;
+    }
+
+    /** Each of the {@code n} rows of logits, in place, minus its log-sum-exp. */
+    private static void logSoftmax(float[] logits, int n) {
+        int vocab = logits.length / n;
+        for (int i = 0; i < n; i++) {
+            int off = i * vocab;
+            double max = Double.NEGATIVE_INFINITY;
+            for (int t = 0; t < vocab; t++) max = Math.max(max, logits[off + t]);
+            double z = 0;
+            for (int t = 0; t < vocab; t++) z += Math.exp(logits[off + t] - max);
+            float lse = (float) (max + Math.log(z));
+            for (int t = 0; t < vocab; t++) logits[off + t] -= lse;
+        }
+    }
+
+    /** A model's linear layer whose weights the probe can replace for one run and put back. */
+    private static final class Replaceable implements LinearWeights {
+        private final LinearWeights original;
+        private LinearWeights current;
+
+        Replaceable(LinearWeights original) {
+            this.original = original;
+            this.current = original;
+        }
+
+        void use(LinearWeights replacement) { current = replacement; }
+
+        void restore() { current = original; }
+
+        @Override
+        public int inFeatures() { return original.inFeatures(); }
+
+        @Override
+        public int outFeatures() { return original.outFeatures(); }
+
+        @Override
+        public void matmul(float[] x, int n, float[] out) { current.matmul(x, n, out); }
+    }
+}
