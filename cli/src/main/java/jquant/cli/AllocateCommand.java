@@ -62,7 +62,7 @@ final class AllocateCommand implements Callable<Integer> {
             + "the KL divergence from the float model on this UTF-8 text when the matrix alone is rounded to 3 bits, per unit of the error the allocator predicts for it.")
     Path sensitivity;
 
-    @Option(names = "--sensitivity-tokens", paramLabel = "<N>", defaultValue = "512",
+    @Option(names = "--sensitivity-tokens", paramLabel = "<N>", defaultValue = "" + BitAllocation.Sensitivity.DEFAULT_TOKENS,
             description = "Tokens of the --sensitivity text the probe runs, windows of 256 (default: ${DEFAULT-VALUE}).")
     int sensitivityTokens;
 

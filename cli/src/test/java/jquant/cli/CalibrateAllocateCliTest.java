@@ -84,6 +84,40 @@ class CalibrateAllocateCliTest {
     }
 
     @Test
+    void lossSensitivityMovesBitsBetweenTensorsAndBadRequestsAreRefused() throws IOException {
+        String model = SharedFiles.model("stories260K.bin").toString();
+        Path plain = dir.resolve("ours.json"), sensitive = dir.resolve("sensitive.json");
+        assertThat(run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--output-weighted",
+                "--out", plain.toString()).code()).isZero();
+        CliTest.Result r = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--output-weighted",
+                "--sensitivity", text().toString(), "--out", sensitive.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("loss sensitivity from tinystories-valid-sample.txt");
+        BitPlan withLoss = BitPlanJson.read(sensitive), without = BitPlanJson.read(plain);
+        assertThat(withLoss.averageBits()).isLessThanOrEqualTo(5).isGreaterThan(4.99);
+        assertThat(withLoss.tensors().stream().filter(t -> !java.util.Arrays.equals(t.bits(), without.tensor(t.name()).bits())).count()).isGreaterThan(10);
+
+        Path out = dir.resolve("refused.json");
+        CliTest.Result tensorScope = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--sensitivity", text().toString(), "--out", out.toString());
+        assertThat(tensorScope.code()).isEqualTo(2);
+        assertThat(tensorScope.err()).contains("--sensitivity", "--scope model");
+        CliTest.Result tooFew = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--sensitivity", text().toString(),
+                "--sensitivity-tokens", "1", "--out", out.toString());
+        assertThat(tooFew.code()).isEqualTo(2);
+        assertThat(tooFew.err()).contains("--sensitivity-tokens must be at least 2");
+        Path blank = Files.writeString(dir.resolve("blank.txt"), "  \n");
+        CliTest.Result empty = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--sensitivity", blank.toString(),
+                "--out", out.toString());
+        assertThat(empty.code()).isEqualTo(1);
+        assertThat(empty.err()).startsWith("jquant: ").contains("blank.txt", "empty").doesNotContain("\tat ").hasLineCount(1);
+        CliTest.Result missing = run("allocate", model, "--budget", "5", "--scope", "model", "--sensitivity", dir.resolve("nope.txt").toString(),
+                "--out", out.toString());
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).contains("nope.txt").hasLineCount(1);
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
     void baselinesUniformWidthsAndSmoothQuant() throws IOException {
         Path out = dir.resolve("sq.json");
         CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "4", "--stats", stats.toString(),

@@ -18,38 +18,50 @@ import java.util.Locale;
  *  smoothquant   every channel at the budget      SmoothQuant's rule, α = 0.5          to nearest
  *  edgeflow      EdgeFlow's Algorithm 1           EdgeFlow's, α searched per budget    to nearest
  *  ours          Algorithm 1, output-weighted,    EdgeFlow's, α searched per budget    GPTQ (error-compensated)
- *                one budget over the blocks
+ *                one budget over the blocks,
+ *                each block matrix weighed by
+ *                its loss sensitivity
  * </pre>
  * Ours allocates on each channel's share of its layer's output energy with one budget shared by the
  * block matrices ({@link BitAllocation.Options#outputWeighted}, {@link BitAllocation.Scope#MODEL}),
  * which lowered the mean KL divergence against the paper's per-tensor allocation with the same
- * rounding (bench/RESULTS.md).
+ * rounding, and weighs each block matrix by its loss sensitivity measured on the calibration text
+ * ({@link BitAllocation.Sensitivity}), which lowered it by another 10–18 % (bench/RESULTS.md).
  * SmoothQuant and the per-channel baseline get the NPU output smoothing (S_O into the channel
  * scales) as the EdgeFlow paper's baselines do; without it their outputs could not be int8 per tensor.
  */
 public enum QuantizationMethod {
-    UNIFORM(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0f), Rounding.RTN),
-    SMOOTHQUANT(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f), Rounding.RTN),
-    EDGEFLOW(BitAllocation.Widths.GREEDY, BitAllocation.Scope.TENSOR, false, SmoothingChoice.searched(), Rounding.RTN),
-    OURS(BitAllocation.Widths.GREEDY, BitAllocation.Scope.MODEL, true, SmoothingChoice.searched(), Rounding.GPTQ);
+    UNIFORM(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0f), Rounding.RTN, false),
+    SMOOTHQUANT(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f), Rounding.RTN, false),
+    EDGEFLOW(BitAllocation.Widths.GREEDY, BitAllocation.Scope.TENSOR, false, SmoothingChoice.searched(), Rounding.RTN, false),
+    OURS(BitAllocation.Widths.GREEDY, BitAllocation.Scope.MODEL, true, SmoothingChoice.searched(), Rounding.GPTQ, true);
 
     private final BitAllocation.Widths widths;
     private final BitAllocation.Scope scope;
     private final boolean outputWeighted;
     private final SmoothingChoice smoothing;
     private final Rounding rounding;
+    private final boolean lossSensitive;
 
-    QuantizationMethod(BitAllocation.Widths widths, BitAllocation.Scope scope, boolean outputWeighted, SmoothingChoice smoothing, Rounding rounding) {
+    QuantizationMethod(BitAllocation.Widths widths, BitAllocation.Scope scope, boolean outputWeighted, SmoothingChoice smoothing, Rounding rounding,
+                       boolean lossSensitive) {
         this.widths = widths;
         this.scope = scope;
         this.outputWeighted = outputWeighted;
         this.smoothing = smoothing;
         this.rounding = rounding;
+        this.lossSensitive = lossSensitive;
     }
 
-    /** How this method allocates a plan at {@code budget} (the paper's APPROX metric). */
+    /** How this method allocates a plan at {@code budget} (the paper's APPROX metric), but for the loss sensitivity, which needs a text. */
     public BitAllocation.Options allocation(double budget) {
         return BitAllocation.Options.budget(budget).scope(scope).outputWeighted(outputWeighted).widths(widths).smoothing(smoothing);
+    }
+
+    /** How this method allocates a plan at {@code budget}, its loss sensitivity (if it uses one) probed on {@code calibrationText}. */
+    public BitAllocation.Options allocation(double budget, String calibrationText) {
+        BitAllocation.Options options = allocation(budget);
+        return lossSensitive ? options.sensitivity(new BitAllocation.Sensitivity(calibrationText, BitAllocation.Sensitivity.DEFAULT_TOKENS)) : options;
     }
 
     public Rounding rounding() { return rounding; }

@@ -548,7 +548,7 @@ public final class Sweep {
         Path planFile = dir.resolve("plan.json"), packed = dir.resolve("model.jqw"), verified = dir.resolve("verified");
         if (!Files.exists(planFile)) {
             listener.working(cell, "allocate");
-            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget), (d, n, name) -> {}), planFile);
+            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget, Evaluation.readText(o.calibrationData())), (d, n, name) -> {}), planFile);
         }
         BitPlan plan = BitPlanJson.read(planFile);
         StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);

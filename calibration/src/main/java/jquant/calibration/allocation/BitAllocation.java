@@ -69,6 +69,8 @@ public final class BitAllocation {
          * well above the sample's noise, fine enough that the error is still small (the quadratic model holds).
          */
         public static final int PROBE_BITS = 3;
+        /** Tokens probed unless told otherwise: on tinystories-6M and stories260K, 128 gave plans as good as 512. */
+        public static final int DEFAULT_TOKENS = 128;
 
         public Sensitivity {
             if (text == null || text.isBlank()) throw new IllegalArgumentException("the sensitivity text is empty");

@@ -80,4 +80,35 @@ class BitAllocationTest {
         assertThatThrownBy(() -> BitAllocation.Options.budget(0)).hasMessageContaining("outside [1, 8]");
         assertThatThrownBy(() -> BitAllocation.Options.budget(8.5)).hasMessageContaining("outside [1, 8]");
     }
+
+    /**
+     * With the loss sensitivity the model-scope plan spends the same budget, moves bits between tensors,
+     * is the same bytes on one thread; without it the plan is the one the options always gave.
+     */
+    @Test
+    void lossSensitivityReweighsTensorsDeterministically() throws Exception {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        BitAllocation.Options ours = BitAllocation.Options.budget(5).scope(BitAllocation.Scope.MODEL).outputWeighted(true);
+        BitAllocation.Options sensitive = ours.sensitivity(new BitAllocation.Sensitivity(StoriesFixture.text(), 256));
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            BitPlan plain = BitAllocation.allocate(c, stats, ours, (d, n, name) -> {});
+            assertThat(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, ours.sensitivity(null), (d, n, name) -> {}))).isEqualTo(BitPlanJson.toBytes(plain));
+            BitPlan plan = BitAllocation.allocate(c, stats, sensitive, (d, n, name) -> {});
+            assertThat(plan.averageBits()).isLessThanOrEqualTo(5).isGreaterThan(5 - 512.0 / plan.weights());
+            assertThat(plan.tensors().stream().filter(t -> !java.util.Arrays.equals(t.bits(), plain.tensor(t.name()).bits())).count()).isGreaterThan(10);
+            // the classifier keeps its own budget, untouched by the block matrices' sensitivities
+            assertThat(plan.tensor("output.weight").bits()).isEqualTo(plain.tensor("output.weight").bits());
+            ForkJoinPool single = new ForkJoinPool(1);
+            try {
+                BitPlan oneThread = single.submit(() -> BitAllocation.allocate(c, stats, sensitive, (d, n, name) -> {})).get();
+                assertThat(BitPlanJson.toBytes(oneThread)).isEqualTo(BitPlanJson.toBytes(plan));
+            } finally {
+                single.shutdown();
+            }
+            assertThatThrownBy(() -> BitAllocation.allocate(c, stats, BitAllocation.Options.budget(5).sensitivity(sensitive.sensitivity()), (d, n, name) -> {}))
+                    .hasMessageContaining("needs greedy widths at model scope");
+        }
+        assertThatThrownBy(() -> new BitAllocation.Sensitivity(" ", 128)).hasMessageContaining("empty");
+        assertThatThrownBy(() -> new BitAllocation.Sensitivity("text", 1)).hasMessageContaining("at least 2 tokens");
+    }
 }
