@@ -49,6 +49,7 @@ static inline __attribute__((always_inline)) void wl_group_of(const uint8_t *g, 
 
 #ifndef WL_GROUP
 #define WL_GROUP wl_group
+#define WL_GROUP_OF wl_group_of
 static void wl_group(const uint8_t *g, int B, int8_t *v) {
     switch (B) {
         case 1: wl_group_of(g, 1, v); break;
@@ -79,6 +80,26 @@ static const uint8_t *wl_whole(const uint8_t *g, int B, int S, uint8_t *whole) {
     return whole;
 }
 
+/* Groups unpacked per step of the decode kernels: the switch on a row's width is taken once per step
+   (taken per group, a call and an indirect jump per 128 weights cost a third of the weight-only kernel's time). */
+#define WL_SPAN 8
+
+/* The count whole B-bit groups from g into v, the switch on B outside the loop. */
+static void wl_groups(const uint8_t *g, int B, int count, int8_t *v) {
+#define WL_GROUPS_OF(b) for (int i = 0; i < count; i++) WL_GROUP_OF(g + 16 * (b) * i, b, v + 128 * i); break
+    switch (B) {
+        case 1: WL_GROUPS_OF(1);
+        case 2: WL_GROUPS_OF(2);
+        case 3: WL_GROUPS_OF(3);
+        case 4: WL_GROUPS_OF(4);
+        case 5: WL_GROUPS_OF(5);
+        case 6: WL_GROUPS_OF(6);
+        case 7: WL_GROUPS_OF(7);
+        default: WL_GROUPS_OF(8);
+    }
+#undef WL_GROUPS_OF
+}
+
 /*
  * NPU decode (NpuInt8Weights): y[r] = (float) (w_r · xq) · (inputScale · scale[r]), the integer dot
  * exact: the ISA's WL_IACC holds int32 partial sums across a row's groups, reduced once per row
@@ -90,16 +111,65 @@ static const uint8_t *wl_whole(const uint8_t *g, int B, int S, uint8_t *whole) {
 JQK_EXPORT void ISA(jq_wl_npu)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                const int8_t *xq, float inputScale, const float *scales, float *y) {
     int32_t groups = (length + 127) / 128, lastStripes = (length - 128 * (groups - 1) + 15) / 16;
-    int8_t v[128] __attribute__((aligned(64)));
-    uint8_t whole[128] __attribute__((aligned(64)));
+    int32_t whole = lastStripes < 8 ? groups - 1 : groups;
+    int8_t v[128 * WL_SPAN] __attribute__((aligned(64)));
+    uint8_t spread[128] __attribute__((aligned(64)));
     for (int32_t r = 0; r < rows; r++) {
         WL_IACC acc = WL_IACC_ZERO;
-        for (int32_t g = 0; g < groups; g++) {
-            const uint8_t *at = data + offsets[r] + (int64_t) g * 16 * bits[r];
-            if (g == groups - 1 && lastStripes < 8) at = wl_whole(at, bits[r], lastStripes, whole);
-            WL_GROUP(at, bits[r], v);
-            acc = wl_dot(acc, v, xq + 128 * g);
+        for (int32_t g0 = 0; g0 < groups; g0 += WL_SPAN) {
+            int32_t count = groups - g0 < WL_SPAN ? groups - g0 : WL_SPAN, full = whole - g0 < count ? whole - g0 : count;
+            const uint8_t *at = data + offsets[r] + (int64_t) g0 * 16 * bits[r];
+            for (int32_t l = 0; l < full * 16 * bits[r]; l += 64) JQK_PREFETCH_L2(at + QUAD_AHEAD + l);
+            wl_groups(at, bits[r], full, v);
+            if (full < count) WL_GROUP(wl_whole(at + (int64_t) full * 16 * bits[r], bits[r], lastStripes, spread), bits[r], v + 128 * full);
+            for (int32_t i = 0; i < count; i++) acc = wl_dot(acc, v + 128 * i, xq + 128 * (g0 + i));
         }
         y[r] = (float) WL_IACC_SUM(acc) * (inputScale * scales[r]);
+    }
+}
+
+/*
+ * Weight-only decode (WeightletWeights): y[r] = (w_r · x) · scales[r], w_r · x in the runtime's float
+ * summation order (chains.h) over the int8 weights as floats, so the Java layer's bits. Four rows at a
+ * time, WL_SPAN groups per step: each row's groups unpacked into L1, then the four rows' chains
+ * continued over them, each activation vector loaded once for the four. A row's weights past its last
+ * whole vector (a length not a multiple of FV_LANES) go one at a time into chain k mod FV_LANES; a row
+ * past the last repeats the first and is not written.
+ */
+JQK_EXPORT void ISA(jq_wl_f32)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
+                               const float *x, const float *scales, float *y) {
+    int32_t groups = (length + 127) / 128, last = length - 128 * (groups - 1), lastStripes = (last + 15) / 16;
+    int32_t lastWhole = last / FV_LANES * FV_LANES, whole = lastStripes < 8 ? groups - 1 : groups;
+    int8_t v[4][128 * WL_SPAN] __attribute__((aligned(64)));
+    uint8_t spread[128] __attribute__((aligned(64)));
+    for (int32_t r0 = 0; r0 < rows; r0 += 4) {
+        int n = rows - r0 < 4 ? rows - r0 : 4;
+        int32_t r[4];
+        for (int j = 0; j < 4; j++) r[j] = r0 + (j < n ? j : 0);
+        FV acc[4];
+        for (int j = 0; j < 4; j++) acc[j] = FV_ZERO;
+        int32_t tail = 0;   /* where the last group's weights start in v */
+        for (int32_t g0 = 0; g0 < groups; g0 += WL_SPAN) {
+            int32_t count = groups - g0 < WL_SPAN ? groups - g0 : WL_SPAN, full = whole - g0 < count ? whole - g0 : count;
+            for (int j = 0; j < 4; j++) {
+                const uint8_t *at = data + offsets[r[j]] + (int64_t) g0 * 16 * bits[r[j]];
+                for (int32_t l = 0; l < full * 16 * bits[r[j]]; l += 64) JQK_PREFETCH_L2(at + QUAD_AHEAD + l);
+                wl_groups(at, bits[r[j]], full, v[j]);
+                if (full < count) WL_GROUP(wl_whole(at + (int64_t) full * 16 * bits[r[j]], bits[r[j]], lastStripes, spread), bits[r[j]], v[j] + 128 * full);
+            }
+            int32_t span = g0 + count == groups ? 128 * (count - 1) + lastWhole : 128 * count;
+#define WL_ROW(j, k) FV_I8(v[j] + (k))
+            FV_CHAINS(span, x + 128 * g0, acc, WL_ROW);
+#undef WL_ROW
+            tail = 128 * (count - 1);
+        }
+        for (int j = 0; j < n; j++) {
+            float chains[FV_LANES];
+            FV_STORE(chains, acc[j]);
+            for (int32_t k = lastWhole; k < last; k++) {
+                chains[k % FV_LANES] = __builtin_fmaf((float) v[j][tail + k], x[128 * (groups - 1) + k], chains[k % FV_LANES]);
+            }
+            y[r0 + j] = lane_sum(FV_LOAD(chains)) * scales[r0 + j];
+        }
     }
 }

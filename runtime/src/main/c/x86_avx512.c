@@ -215,6 +215,7 @@ static void wl_group4(const uint8_t *g, int B, int8_t *v) {
     }
 }
 #define WL_GROUP wl_group4
+#define WL_GROUP_OF wl_group4_of
 
 #include "weightlet.h"
 

@@ -1,8 +1,8 @@
 /*
  * The native kernels of one instruction set (SUFFIX, with LANES float lanes) on seeded data, checked
  * bit for bit against plain loops written here: T2P and TQ2_0 dots and floats (the shared formula,
- * which does not depend on the lanes), float16 and Q4_0 rows by LANES fused multiply-add chains, and
- * llama.cpp's block types times quantized activations (the integer block kernels' formula). The
+ * which does not depend on the lanes), float16, Q4_0 and weight-only weightlet rows by LANES fused
+ * multiply-add chains, npu weightlet rows (exact integer dots), and llama.cpp's block types times quantized activations (the integer block kernels' formula). The
  * Java oracle tests cover the x86 instruction sets in ./run-tests; this program is how the arm64
  * (NEON) kernels are run on an x86 machine, under qemu (scripts/check-arm64-kernels). Exit 0 when all
  * are equal.
@@ -24,6 +24,10 @@ void K(jq_t2p_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32
 void K(jq_tq2_multiply_)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns, const int8_t *act, float *y, int64_t ystride, int32_t *dots, int64_t dstride);
 void K(jq_rows_f16_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
 void K(jq_tiles_f16_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, int32_t tokens, float *y, int64_t ystride);
+void K(jq_wl_npu_)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length, const int8_t *xq,
+                   float inputScale, const float *scales, float *y);
+void K(jq_wl_f32_)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length, const float *x,
+                   const float *scales, float *y);
 void K(jq_rows_q4_0_)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, float *y);
 typedef void (*gg_kernel)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, int32_t columns, const int8_t *q, const float *d,
                           const int16_t *sums, float *y, int64_t ystride);
@@ -65,6 +69,15 @@ static float gg_ref(int t, const uint8_t *row, int cols, const int8_t *q, const 
       volatile float f1 = half_at(p) * xd[b], f2 = half_at(p + 2) * xd[b]; volatile float a = (float) dot * f1, c = (float) mdot * f2;
       volatile float term = a - c; acc = acc + term; } }
   return acc; }
+/* Weight k of a B-bit weightlet group at g, read field bit by bit from its planes (narrower plane more
+   significant, stored first; stripe s in block s / (8/b), slot s % (8/b) from the top bits). */
+static const int planes[9][4] = {{0}, {1}, {2}, {1, 2}, {4}, {1, 4}, {2, 4}, {1, 2, 4}, {4, 4}};
+static int wl_weight(const uint8_t *g, int B, int k) {
+  int f = 0, offset = 0, s = k / 16;
+  for (int p = 0; planes[B][p]; p++) { int b = planes[B][p], per = 8 / b;
+    f = f << b | (g[offset + 16 * (s / per) + k % 16] >> (8 - b * (s % per + 1)) & ((1 << b) - 1)); offset += 16 * b; }
+  return B == 8 ? f - 127 : 2 * f - ((1 << B) - 1);
+}
 static int fails = 0;
 static void expect(const char *what, int ok) { if (!ok) { printf("FAIL %s\n", what); fails++; } }
 int main(void) {
@@ -131,6 +144,34 @@ int main(void) {
     float s = 0.0f; for (int c = 0; c < L; c++) s += ch[c]; yref[r] = s; }
   K(jq_rows_q4_0_)(q4, qc / 32 * 18, rows, qc, x, y);
   expect("q4_0 rows", !memcmp(y, yref, rows * 4));
+  /* weightlets: 11 rows at widths 1..8 in turn, whole groups (384 weights) and a short last one (200) */
+  for (int wc = 200; wc <= 384; wc += 184) {
+    int groups = (wc + 127) / 128, stripes = (wc - 128 * (groups - 1) + 15) / 16, wr = rows - 1;
+    int64_t *offs = malloc(wr * 8); int32_t *wb = malloc(wr * 4); float *sc = malloc(wr * 4); int64_t at = 0;
+    for (int r = 0; r < wr; r++) { offs[r] = at; wb[r] = 1 + r % 8; sc[r] = 0.001f + (rnd() % 100) * 1e-4f; at += 16 * wb[r] * (groups - 1);
+      for (int p = 0; planes[wb[r]][p]; p++) at += 16 * ((stripes * planes[wb[r]][p] + 7) / 8); }
+    uint8_t *data = malloc(at); for (int64_t i = 0; i < at; i++) data[i] = rnd();
+    for (int r = 7; r < wr; r += 8) for (int G = 0; G < groups; G++) {   /* 8-bit fields stop at 254: a low nibble of 15 under a high one of 15 loses its low bit */
+      uint8_t *g = data + offs[r] + 128 * G; int low = G == groups - 1 ? 16 * ((stripes * 4 + 7) / 8) : 64;
+      for (int k = 0; k < 16 * (G == groups - 1 ? stripes : 8); k++) { int at4 = 16 * (k / 32) + k % 16, shift = k / 16 % 2 ? 0 : 4;
+        if ((g[at4] >> shift & 15) == 15 && (g[low + at4] >> shift & 15) == 15) g[low + at4] &= (uint8_t) ~(1 << shift); } }
+    int8_t *xq = calloc(128 * groups, 1); for (int i = 0; i < wc; i++) xq[i] = (int8_t) ((int) (rnd() % 255) - 127);
+    float *wy = malloc(wr * 4), *wf = malloc(wr * 4), *wref = malloc(wr * 4), *fref = malloc(wr * 4);
+    for (int r = 0; r < wr; r++) { int64_t dot = 0; float ch[16] = {0}; const uint8_t *g = data + offs[r];
+      for (int G = 0; G < groups; G++) { uint8_t whole[128] = {0}; const uint8_t *src = g;
+        if (G == groups - 1 && stripes < 8) { int from = 0, to = 0;   /* a short group's kept blocks, spread to a whole group's places */
+          for (int p = 0; planes[wb[r]][p]; p++) { int b = planes[wb[r]][p], kept = 16 * ((stripes * b + 7) / 8); memcpy(whole + to, g + from, kept); from += kept; to += 16 * b; }
+          src = whole; }
+        for (int k = 0; k < 128 && 128 * G + k < wc; k++) { int w = wl_weight(src, wb[r], k), K = 128 * G + k;
+          dot += w * xq[K]; ch[K % L] = fmaf((float) w, x[K], ch[K % L]);   /* x has fc = 520 >= wc values */ }
+        g += 16 * wb[r]; }
+      volatile float t = 0.05f * sc[r]; wref[r] = (float) dot * t;
+      float s = 0.0f; for (int c = 0; c < L; c++) s += ch[c]; fref[r] = s * sc[r]; }
+    K(jq_wl_npu_)(data, offs, wb, wr, wc, xq, 0.05f, sc, wy);
+    K(jq_wl_f32_)(data, offs, wb, wr, wc, x, sc, wf);
+    char what[64]; snprintf(what, sizeof what, "weightlet npu rows, length %d", wc); expect(what, !memcmp(wy, wref, wr * 4));
+    snprintf(what, sizeof what, "weightlet weight-only rows, length %d", wc); expect(what, !memcmp(wf, fref, wr * 4));
+    free(offs); free(wb); free(sc); free(data); free(xq); free(wy); free(wf); free(wref); free(fref); }
   /* llama.cpp's block types: 12 rows, 17 columns (prefill tiles where the instruction set has them) and 1 */
   const gg_kernel gg[5] = {K(jq_gg_q8_0_), K(jq_gg_q4_0_), K(jq_gg_q4_k_), K(jq_gg_q5_k_), K(jq_gg_q6_k_)};
   const char *names[5] = {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"};

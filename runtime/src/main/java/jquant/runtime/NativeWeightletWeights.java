@@ -7,26 +7,26 @@ import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
- * An npu weightlet layer ({@link NpuInt8Weights}) whose decode runs on the C library's kernels: each
- * channel's groups unpacked at its own bit width into an L1 buffer (AVX-512: four stripes per register,
- * as the Java unpacker's half-group kernel), then an exact int8 dot product ({@code vpdpbusd},
- * {@code vpmaddubsw}, {@code sdot}) where the Java kernel multiplies int8 values as floats. The outputs
- * are the Java layer's bit for bit; a batch of {@value RowMajorWeights#PREFILL_TOKENS} tokens or more
- * (prefill) takes the Java layer. Weight-only layers stay on the Java kernels: a native unpacker with
- * the float chains measured slower than the Java one (bench/RESULTS.md).
+ * A weightlet layer whose decode runs on the C library's kernels: each channel's groups unpacked at its
+ * own bit width into an L1 buffer (AVX-512: four stripes per register, as the Java unpacker's half-group
+ * kernel), then, in npu mode ({@link NpuInt8Weights}), an exact int8 dot product ({@code vpdpbusd},
+ * {@code vpmaddubsw}, {@code sdot}) where the Java kernel multiplies int8 values as floats, or, weight-only
+ * ({@link WeightletWeights}), the runtime's float chains over four channels at a time, each activation
+ * vector loaded once for the four (on the instruction set with the Java kernels' lane count only). The
+ * outputs are the Java layer's bit for bit; a batch of {@value RowMajorWeights#PREFILL_TOKENS} tokens or
+ * more (prefill) takes the Java layer.
  */
 final class NativeWeightletWeights implements LinearWeights {
 
-    private final NpuInt8Weights twin;
+    private final WeightletWeights twin;
     private final NativeKernels kernels;
     private final MemorySegment data;
     private final long[] offsets;
     private final int[] bits;
     private final float[] scales;
     private final int out, in, padded;
-    private final float inputScale;
 
-    NativeWeightletWeights(NpuInt8Weights twin, NativeKernels kernels) {
+    NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels) {
         PackedTensor p = twin.packed;
         this.twin = twin;
         this.kernels = kernels;
@@ -37,12 +37,17 @@ final class NativeWeightletWeights implements LinearWeights {
         this.out = twin.outFeatures();
         this.in = twin.inFeatures();
         this.padded = WeightletLayout.groups(in) * WeightletLayout.GROUP_WEIGHTS;
-        this.inputScale = twin.inputScale();
     }
 
     /** {@code twin} on the native kernels where the process uses them ({@link KernelSource}), else {@code twin} itself. */
     static LinearWeights of(NpuInt8Weights twin) {
         return KernelSource.kernels().<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
+    }
+
+    /** Weight-only {@code twin} on the native kernels where the process uses them with its lane count, else {@code twin} itself. */
+    static LinearWeights of(WeightletWeights twin) {
+        return KernelSource.kernelsWithFloatLanes(twin.compute.matmul().lanes())
+                .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
     }
 
     @Override public int inFeatures() { return in; }
@@ -55,17 +60,26 @@ final class NativeWeightletWeights implements LinearWeights {
             twin.matmul(x, n, y);
             return;
         }
+        MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
         for (int t = 0; t < n; t++) {
             MemorySegment outs = MemorySegment.ofArray(y).asSlice(4L * t * out);
-            byte[] q = new byte[padded];
-            for (int k = 0; k < in; k++) q[k] = twin.quantizeInput(x[t * in + k]);
-            MemorySegment act = MemorySegment.ofArray(q);
-            MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
-            twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
-                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                MemorySegment o = offs.asSlice(8L * r0), b = widths.asSlice(4L * r0), sc = s.asSlice(4L * r0), yy = outs.asSlice(4L * r0);
-                kernels.weightletNpu(data, o, b, r1 - r0, in, act, inputScale, sc, yy);
-            });
+            if (twin instanceof NpuInt8Weights npu) {
+                byte[] q = new byte[padded];
+                for (int k = 0; k < in; k++) q[k] = npu.quantizeInput(x[t * in + k]);
+                MemorySegment act = MemorySegment.ofArray(q);
+                twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
+                    int r0 = 4 * start, r1 = Math.min(out, 4 * end);
+                    kernels.weightletNpu(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act, npu.inputScale(),
+                            s.asSlice(4L * r0), outs.asSlice(4L * r0));
+                });
+            } else {
+                MemorySegment act = MemorySegment.ofArray(x).asSlice(4L * t * in, 4L * in);
+                twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
+                    int r0 = 4 * start, r1 = Math.min(out, 4 * end);
+                    kernels.weightletF32(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
+                            s.asSlice(4L * r0), outs.asSlice(4L * r0));
+                });
+            }
         }
     }
 }

@@ -130,7 +130,7 @@ public final class PackedModelLoader {
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
                 // a kept classifier stored as 8-bit weightlets runs weight-only in either mode: it has no static scales
                 boolean kept = t.attrs().containsKey(TensorEncoding.KEPT);
-                if (mode == Mode.WEIGHT_ONLY || kept) return new WeightletWeights(t.name(), w.packed(), w.scales(), compute);
+                if (mode == Mode.WEIGHT_ONLY || kept) return NativeWeightletWeights.of(new WeightletWeights(t.name(), w.packed(), w.scales(), compute));
                 if (!(t.attrs().get(TensorEncoding.INPUT_SCALE) instanceof Number scale)) {
                     throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
                             + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");

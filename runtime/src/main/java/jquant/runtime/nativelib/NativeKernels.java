@@ -30,7 +30,7 @@ public final class NativeKernels {
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
-    private final MethodHandle weightletNpu;
+    private final MethodHandle weightletNpu, weightletF32;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
     private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
     private final MethodHandle tilesF16;
@@ -46,6 +46,8 @@ public final class NativeKernels {
         }
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
+        weightletF32 = lib.downcall("jq_wl_f32_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         tilesF16 = lib.downcall("jq_tiles_f16_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
         for (RowType t : RowType.values()) {
@@ -130,6 +132,20 @@ public final class NativeKernels {
                              float inputScale, MemorySegment scales, MemorySegment y) {
         try {
             weightletNpu.invokeExact(data, offsets, bits, rows, length, xq, inputScale, scales, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_wl_f32}: {@code y[r] = (w_r · x) · scales[r]}, the int8 weights as floats against the
+     * float32 activations {@code x} in the runtime's float summation order on this instruction set's
+     * lanes (so only where those are the Java kernels' lanes).
+     */
+    public void weightletF32(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment x,
+                             MemorySegment scales, MemorySegment y) {
+        try {
+            weightletF32.invokeExact(data, offsets, bits, rows, length, x, scales, y);
         } catch (Throwable t) {
             throw rethrow(t);
         }
