@@ -23,14 +23,18 @@ import java.util.SequencedMap;
  * @param budgets      the bit budgets α was searched for, ascending; every group has one α per budget
  * @param groups       every group of the model, in forward order
  * @param outputMax    S_O per linear layer, keyed by {@link #tensorName}
+ * @param probeTokens  the first {@link #PROBE_TOKENS} (at most) token ids of the calibration text, which allocate's loss probe
+ *                     runs by default; null in files written before they were recorded
  * @param source       the stats file they were read from: E[x·xᵀ] stays there until asked for, and a packed file
  *                     names its stats by that file's SHA-256 ({@link StatsSmoothing})
  */
 public record CalibrationStats(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets,
-                               List<GroupStats> groups, SequencedMap<String, float[]> outputMax, Path source) {
+                               List<GroupStats> groups, SequencedMap<String, float[]> outputMax, int[] probeTokens, Path source) {
 
     /** β of the paper: output factors are S_O^β; fixed at 1 (all output variance moves into the weights). */
     public static final float BETA = 1f;
+    /** Calibration tokens kept for the loss probe: 4× the 128 it runs by default, which did as well as 512. */
+    public static final int PROBE_TOKENS = 512;
 
     public CalibrationStats {
         if (tokens <= 0) throw new IllegalArgumentException("calibration ran " + tokens + " tokens");
@@ -59,6 +63,23 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
             copy.put(name, v.clone());
         });
         outputMax = java.util.Collections.unmodifiableSequencedMap(copy);
+        if (probeTokens != null) {
+            if (probeTokens.length < 2 || probeTokens.length > PROBE_TOKENS) {
+                throw new IllegalArgumentException("the probe's sample has " + probeTokens.length + " tokens, not 2 … " + PROBE_TOKENS);
+            }
+            probeTokens = probeTokens.clone();
+        }
+    }
+
+    /** Whether calibration recorded the loss probe's sample ({@link #probeTokens}). */
+    public boolean hasProbeTokens() {
+        return probeTokens != null;
+    }
+
+    /** The loss probe's sample, a copy; null when the file predates it. */
+    @Override
+    public int[] probeTokens() {
+        return probeTokens == null ? null : probeTokens.clone();
     }
 
     /** The name S_O and plans use for a linear layer: {@code blk.3.attn_q.weight}, {@code output.weight}. */
@@ -117,7 +138,7 @@ public record CalibrationStats(String fingerprint, String model, int tokens, int
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof CalibrationStats s) || !fingerprint.equals(s.fingerprint) || !model.equals(s.model) || tokens != s.tokens
-                || sampleTokens != s.sampleTokens || !budgets.equals(s.budgets) || !groups.equals(s.groups)
+                || sampleTokens != s.sampleTokens || !budgets.equals(s.budgets) || !groups.equals(s.groups) || !Arrays.equals(probeTokens, s.probeTokens)
                 || !new ArrayList<>(outputMax.keySet()).equals(new ArrayList<>(s.outputMax.keySet()))) {
             return false;
         }

@@ -40,6 +40,8 @@ import java.util.zip.CRC32C;
  *    jquant.calibration.tokens           = 4096              (UINT32) tokens run
  *    jquant.calibration.sample_tokens    = 512               (UINT32) rows per group the α search used
  *    jquant.calibration.budgets          = [3.0, 4.0, …]     (ARRAY of FLOAT64) budgets α was searched for, ascending
+ *    jquant.calibration.probe_tokens     = [1, 403, …]       (ARRAY of UINT32) the first ≤ 512 token ids of the calibration
+ *                                                           text, allocate's loss-probe sample (absent in older files)
  *    jquant.calibration.beta             = 1.0               (FLOAT32)
  *    per group g (blk.L.attn_qkv, blk.L.attn_output, blk.L.ffn_gate_up, blk.L.ffn_down, output), in forward order,
  *    one entry per budget:
@@ -91,6 +93,7 @@ public final class CalibrationStatsFile {
     static final int SQUARE_MOMENT_VERSION = 3;
     static final String CHECKSUM_KEY = "jquant.calibration.checksum";
     static final String PREFIX = "jquant.calibration.";
+    private static final String PROBE_TOKENS_KEY = "probe_tokens";
     private static final String MOMENT_SUFFIX = ".xx_mean";
     /** Floats converted per write of a moment's bytes. */
     private static final int CHUNK = 1 << 20;
@@ -105,10 +108,12 @@ public final class CalibrationStatsFile {
      * @param tokens       calibration tokens run
      * @param sampleTokens input rows per group the α search used
      * @param budgets      the budgets α is searched for, ascending
+     * @param probeTokens  the loss probe's sample ({@link CalibrationStats#probeTokens}), or null to write none
      */
-    public record Header(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets) {
+    public record Header(String fingerprint, String model, int tokens, int sampleTokens, List<Double> budgets, int[] probeTokens) {
         public Header {
             budgets = List.copyOf(budgets);
+            probeTokens = probeTokens == null ? null : probeTokens.clone();
         }
     }
 
@@ -148,7 +153,7 @@ public final class CalibrationStatsFile {
             }
             slots.add(new Slot(g.group(), g.layer(), g.channels(), outputs, g.secondMoment() != null));
         }
-        try (Writer w = new Writer(target, new Header(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.budgets()), slots)) {
+        try (Writer w = new Writer(target, new Header(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.budgets(), stats.probeTokens()), slots)) {
             for (GroupStats g : stats.groups()) w.write(g, stats.outputMax());
             w.finish();
         }
@@ -273,6 +278,9 @@ public final class CalibrationStatsFile {
         meta.put(PREFIX + "tokens", GgufValue.uint32(h.tokens()));
         meta.put(PREFIX + "sample_tokens", GgufValue.uint32(h.sampleTokens()));
         meta.put(PREFIX + "budgets", doubles(h.budgets()));
+        if (h.probeTokens() != null) {
+            meta.put(PREFIX + PROBE_TOKENS_KEY, GgufValue.array(GgufType.UINT32, java.util.Arrays.stream(h.probeTokens()).mapToObj(GgufValue::uint32).toList()));
+        }
         meta.put(PREFIX + "beta", GgufValue.float32(CalibrationStats.BETA));
         int moments = 0;
         for (int i = 0; i < slots.size(); i++) {
@@ -410,7 +418,16 @@ public final class CalibrationStatsFile {
         }
         if (groups.isEmpty()) throw new IllegalArgumentException("no group statistics in the file");
         return new CalibrationStats(meta(meta, "fingerprint").asString(), meta(meta, "model").asString(),
-                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax, gguf.path());
+                meta(meta, "tokens").asInt(), meta(meta, "sample_tokens").asInt(), budgets, groups, outputMax, probeTokens(meta), gguf.path());
+    }
+
+    /** The loss probe's sample, or null in files written before it was recorded. */
+    private static int[] probeTokens(SequencedMap<String, GgufValue> meta) {
+        GgufValue v = meta.get(PREFIX + PROBE_TOKENS_KEY);
+        if (v == null) return null;
+        GgufValue.GgufArray a = v.asArray();
+        if (a.elementType() != GgufType.UINT32) throw new IllegalArgumentException(PREFIX + PROBE_TOKENS_KEY + " is an array of " + a.elementType() + ", not UINT32");
+        return a.elements().stream().mapToInt(GgufValue::asInt).toArray();
     }
 
     /** Version 4's checksum of a file as read: its table in file order, the bytes of every tensor but the moments. */

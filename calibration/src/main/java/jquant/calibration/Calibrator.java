@@ -28,6 +28,8 @@ import java.util.List;
  * {@code context} tokens, each run from an empty cache; like llama.cpp's perplexity, every window
  * after the first starts with BOS in place of its first token, so every window looks like a text
  * start to the model. Logits are computed for every position so the classifier is observed too.
+ * The first {@link CalibrationStats#PROBE_TOKENS} token ids are recorded too, as the sample allocate's
+ * loss probe runs by default.
  *
  * <p><b>One decoder layer at a time</b> (llm-compressor's sequential onloading): all windows' hidden
  * states go through layer 0, then layer 1, …, kept between layers in memory or, beyond the memory
@@ -125,7 +127,8 @@ public final class Calibrator {
         LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
         InferenceSession session = model.newSession(context);
         CalibrationStatsFile.Header header = new CalibrationStatsFile.Header(ModelFingerprint.of(checkpoint), checkpoint.source().getFileName().toString(),
-                tokens.length, Math.min(tokens.length, options.sampleTokens()), options.budgets());
+                tokens.length, Math.min(tokens.length, options.sampleTokens()), options.budgets(),
+                Arrays.copyOf(tokens, Math.min(tokens.length, CalibrationStats.PROBE_TOKENS)));
         Path folder = out.toAbsolutePath().getParent();
         long total = (long) (c.layers() + 1) * UNITS_PER_LAYER;
         try (HiddenStates states = new HiddenStates(windows.stream().mapToInt(w -> w.length).toArray(), c.dim(), options.memory() - fixed, folder);

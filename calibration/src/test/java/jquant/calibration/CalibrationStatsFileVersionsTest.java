@@ -50,6 +50,7 @@ class CalibrationStatsFileVersionsTest {
                 assertThat(g.alpha(4.0).error()).isLessThanOrEqualTo(g.alpha(4.0).unsmoothedError());
             });
             assertThat(stats.alphas(4.0)).hasSize(stats.groups().size());
+            assertThat(stats.hasProbeTokens()).isFalse();   // written before the loss probe's sample was recorded
             assertThatThrownBy(() -> stats.alphas(5.0)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContainingAll("budgets 4", "not for 5", "--alpha");
         }
@@ -61,6 +62,9 @@ class CalibrationStatsFileVersionsTest {
         CalibrationStatsFile.write(two, again);
         assertThat(version(again)).isEqualTo(CalibrationStatsFile.VERSION).isEqualTo(4);
         assertThat(CalibrationStatsFile.read(again)).isEqualTo(two);
+        try (GgufFile gguf = GgufFile.open(again)) {
+            assertThat(gguf.metadata()).doesNotContainKey("jquant.calibration.probe_tokens");
+        }
     }
 
     /**

@@ -124,10 +124,16 @@ class CalibratorTest {
             again = Calibrator.calibrate(c, StoriesFixture.text(), StoriesFixture.OPTIONS, dir.resolve("again.gguf"), (done, total, stage) -> {});
         }
         assertThat(again).isEqualTo(first);
+        // the loss probe's sample: the text's first 512 token ids, as calibration ran them
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            int[] text = Tokenizer.of(c.vocabulary().orElseThrow()).encode(StoriesFixture.text());
+            assertThat(first.probeTokens()).isEqualTo(java.util.Arrays.copyOf(text, CalibrationStats.PROBE_TOKENS));
+        }
         Path file = dir.resolve("stats.gguf");
         CalibrationStatsFile.write(first, file);
         assertThat(CalibrationStatsFile.recognises(file)).isTrue();
         assertThat(CalibrationStatsFile.read(file)).isEqualTo(first);
+        assertThat(CalibrationStatsFile.read(file).probeTokens()).isEqualTo(first.probeTokens());
         Path copy = dir.resolve("copy.gguf");
         CalibrationStatsFile.write(CalibrationStatsFile.read(file), copy);
         assertThat(Files.mismatch(file, copy)).isEqualTo(-1L);

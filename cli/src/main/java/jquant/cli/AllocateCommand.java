@@ -27,7 +27,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code jquant allocate}: per-output-channel bit widths under an average budget (EdgeFlow Algorithm 1). */
-@Command(name = "allocate", description = "Allocate per-channel bit widths (1..8) to every linear layer under an average bit budget; writes a plan JSON.")
+@Command(name = "allocate", description = {"Allocate per-channel bit widths (1..8) to every linear layer under an average bit budget; writes a plan JSON.",
+        "Default with --stats from this jquant's calibrate: the best plan measured, one budget over the blocks (model scope), output-weighted, each block matrix "
+                + "weighed by its loss sensitivity probed on the stats' sample of the calibration text (as --scope model --output-weighted --sensitivity CALIB.txt). "
+                + "Without stats, or with older ones that have no sample: the paper's plan (as --scope tensor)."})
 final class AllocateCommand implements Callable<Integer> {
 
     @Mixin
@@ -43,8 +46,9 @@ final class AllocateCommand implements Callable<Integer> {
     @Option(names = "--stats", paramLabel = "<stats>", description = "Calibration stats of this model (jquant calibrate): allocate on the smoothed weights W'.")
     Path stats;
 
-    @Option(names = "--scope", defaultValue = "tensor", paramLabel = "tensor|model",
-            description = "tensor: the budget holds for every tensor (default); model: one budget over all weights.")
+    @Option(names = "--scope", paramLabel = "tensor|model",
+            description = "tensor: the budget holds for every tensor (the paper's plan); model: one budget over all weights. "
+                    + "Naming the plan (--scope, --metric, --weighted, --output-weighted, --uniform) allocates just as named, without the default's loss probe.")
     BitAllocation.Scope scope;
 
     @Option(names = "--metric", defaultValue = "approx", paramLabel = "approx|exact",
@@ -58,13 +62,14 @@ final class AllocateCommand implements Callable<Integer> {
             + "(E[o_i²] ≈ Σ_j W_ij² E[x_j²]; needs --stats): the layer's relative output error instead of the mean relative error of its channels.")
     boolean outputWeighted;
 
-    @Option(names = "--sensitivity", paramLabel = "<text>", description = "With --scope model: weigh each block matrix's error by its loss sensitivity, "
-            + "the KL divergence from the float model on this UTF-8 text when the matrix alone is rounded to 3 bits, per unit of the error the allocator predicts for it.")
+    @Option(names = "--sensitivity", paramLabel = "<text>", description = "Probe the loss sensitivity on this UTF-8 text instead of the stats' sample "
+            + "(with a named plan: needs --scope model): each block matrix's error weighed by the KL divergence from the float model when it alone is rounded to 3 bits, "
+            + "per unit of the error the allocator predicts for it.")
     Path sensitivity;
 
-    @Option(names = "--sensitivity-tokens", paramLabel = "<N>", defaultValue = "" + BitAllocation.Sensitivity.DEFAULT_TOKENS,
-            description = "Tokens of the --sensitivity text the probe runs, windows of 256 (default: ${DEFAULT-VALUE}).")
-    int sensitivityTokens;
+    @Option(names = "--sensitivity-tokens", paramLabel = "<N>",
+            description = "Tokens the loss probe runs, windows of 256 (default: " + BitAllocation.Sensitivity.DEFAULT_TOKENS + ", or all of a shorter sample of the stats).")
+    Integer sensitivityTokens;
 
     @Option(names = "--uniform", description = "Every channel at the budget, a whole number of bits: plain per-channel quantization, no allocation.")
     boolean uniform;
@@ -87,14 +92,16 @@ final class AllocateCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         BitAllocation.Options options = options();
         new OutputSafety().model(model.path, tokenizer.path).inputs(stats, sensitivity).check(out.path);
-        if (sensitivity != null) {
-            try {
-                options = options.sensitivity(new BitAllocation.Sensitivity(InputFiles.readText(sensitivity), sensitivityTokens));
-            } catch (IllegalArgumentException e) {
-                throw new CheckpointException(sensitivity, e.getMessage());
-            }
-        }
         CalibrationStats calibration = stats == null ? null : CalibrationStatsFile.read(stats);
+        boolean best = !namesPlan() && (sensitivity != null || calibration != null && calibration.hasProbeTokens());
+        if (best) {
+            options = bestOptions(options, calibration);
+        } else if (sensitivity != null) {
+            options = options.sensitivity(textSensitivity(sensitivityTokens == null ? BitAllocation.Sensitivity.DEFAULT_TOKENS : sensitivityTokens));
+        } else if (sensitivityTokens != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--sensitivity-tokens: no loss probe runs here ("
+                    + (namesPlan() ? "a named plan probes only a --sensitivity text" : stats + " has no sample of the calibration text: calibrate again, or give --sensitivity TEXT") + ")");
+        }
         if (calibration != null && options.smoothing().alpha() == null) {
             try {
                 calibration.alphas(budget);  // searched α for this budget, before the model is opened
@@ -102,23 +109,66 @@ final class AllocateCommand implements Callable<Integer> {
                 throw new CheckpointException(stats, e.getMessage());
             }
         }
+        PrintWriter log = spec.commandLine().getOut();
+        if (!namesPlan() && !best) {
+            log.println(calibration == null
+                    ? "Note: without --stats this is the paper's per-tensor plan; calibrate the model (jquant calibrate) and give --stats for the better default (docs/calibration.md §5)."
+                    : "Note: " + stats.getFileName() + " has no sample for the loss probe, so this is the paper's per-tensor plan; calibrate again for the better default (docs/calibration.md §5).");
+        }
         BitPlan plan;
         try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path);
              Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
             plan = BitAllocation.allocate(c, calibration, options, (done, total, name) -> bar.stepTo(done));
         }
         BitPlanJson.write(plan, out.path);
-        PrintWriter log = spec.commandLine().getOut();
         log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s%s%s)%n",
                 plan.tensors().size(), model.path.getFileName(), budget, plan.averageBits(),
                 uniform ? "uniform widths" : options.scope().name().toLowerCase() + " scope, " + options.metric().name().toLowerCase() + " metric",
                 calibration == null ? ", raw weights" : ", smoothed weights, " + options.smoothing().describe(),
-                (weighted ? ", E[x²]-weighted" : "") + (outputWeighted ? ", output-weighted" : "")
-                        + (sensitivity == null ? "" : ", loss sensitivity from " + sensitivity.getFileName()));
+                (weighted ? ", E[x²]-weighted" : "") + (options.outputWeighted() ? ", output-weighted" : "")
+                        + (options.sensitivity() == null ? "" : ", loss sensitivity from " + options.sensitivity().tokens() + " tokens of "
+                        + (sensitivity != null ? sensitivity.getFileName() : "the stats' sample")));
         printHistograms(log, plan);
         log.printf("Wrote %s%n", out.path);
         log.flush();
         return 0;
+    }
+
+    /** Whether the command line names a plan, which then is allocated as named, with no loss probe but a --sensitivity text's. */
+    private boolean namesPlan() {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        for (String name : new String[] {"--scope", "--metric", "--weighted", "--output-weighted", "--uniform"}) {
+            if (parsed.hasMatchedOption(name)) return true;
+        }
+        return false;
+    }
+
+    /** The best plan: model scope, output-weighted, probed on the --sensitivity text or else the stats' sample. */
+    private BitAllocation.Options bestOptions(BitAllocation.Options named, CalibrationStats calibration) throws java.io.IOException {
+        CommandLine cmd = spec.commandLine();
+        if (calibration == null) {
+            throw new CommandLine.ParameterException(cmd, "--sensitivity without a named plan gives the default, model scope and output-weighted, "
+                    + "which needs --stats (or name the plan: --scope model --sensitivity TEXT)");
+        }
+        if (sensitivity != null) {
+            return named.scope(BitAllocation.Scope.MODEL).outputWeighted(true)
+                    .sensitivity(textSensitivity(sensitivityTokens == null ? BitAllocation.Sensitivity.DEFAULT_TOKENS : sensitivityTokens));
+        }
+        int sample = calibration.probeTokens().length;
+        if (sensitivityTokens != null && sensitivityTokens > sample) {
+            throw new CommandLine.ParameterException(cmd, "--sensitivity-tokens " + sensitivityTokens + " is more than the " + sample
+                    + " tokens of the calibration text " + stats + " keeps for the loss probe (give --sensitivity TEXT for more)");
+        }
+        int tokens = sensitivityTokens != null ? sensitivityTokens : Math.min(BitAllocation.Sensitivity.DEFAULT_TOKENS, sample);
+        return BitAllocation.Options.best(budget, calibration, tokens).smoothing(named.smoothing());
+    }
+
+    private BitAllocation.Sensitivity textSensitivity(int tokens) throws java.io.IOException {
+        try {
+            return BitAllocation.Sensitivity.ofText(InputFiles.readText(sensitivity), tokens);
+        } catch (IllegalArgumentException e) {
+            throw new CheckpointException(sensitivity, e.getMessage());
+        }
     }
 
     BitAllocation.Options options() {
@@ -126,10 +176,12 @@ final class AllocateCommand implements Callable<Integer> {
         if ((weighted || outputWeighted) && stats == null) {
             throw new CommandLine.ParameterException(cmd, (weighted ? "--weighted" : "--output-weighted") + " needs --stats (E[x²] comes from calibration)");
         }
-        if (sensitivity != null && (scope != BitAllocation.Scope.MODEL || uniform)) {
+        if (sensitivity != null && namesPlan() && (scope != BitAllocation.Scope.MODEL || uniform)) {
             throw new CommandLine.ParameterException(cmd, "--sensitivity weighs tensors against each other: it needs --scope model (and greedy widths)");
         }
-        if (sensitivityTokens < 2) throw new CommandLine.ParameterException(cmd, "--sensitivity-tokens must be at least 2, not " + sensitivityTokens);
+        if (sensitivityTokens != null && sensitivityTokens < 2) {
+            throw new CommandLine.ParameterException(cmd, "--sensitivity-tokens must be at least 2, not " + sensitivityTokens);
+        }
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
         SmoothingChoice choice;
         if (alpha.equalsIgnoreCase("searched")) {
@@ -145,8 +197,8 @@ final class AllocateCommand implements Callable<Integer> {
             if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
             choice = SmoothingChoice.fixed(smoothing, a);
         }
-        return BitAllocation.Options.budget(budget).scope(scope).metric(metric).weighted(weighted).outputWeighted(outputWeighted)
-                .widths(uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY).smoothing(choice);
+        return BitAllocation.Options.budget(budget).scope(scope == null ? BitAllocation.Scope.TENSOR : scope).metric(metric).weighted(weighted)
+                .outputWeighted(outputWeighted).widths(uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY).smoothing(choice);
     }
 
     /** Channels at 1..8 bits and the average, summed per tensor kind (attn_q, ffn_down, output, …). */

@@ -2,6 +2,8 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import jquant.calibration.CalibrationStats;
+import jquant.calibration.CalibrationStatsFile;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
 import jquant.quantize.TensorPlan;
@@ -53,10 +55,12 @@ class CalibrateAllocateCliTest {
     @Test
     void allocateHitsTheBudgetPerTensorDeterministically() throws IOException {
         Path a = dir.resolve("a.json"), b = dir.resolve("b.json");
-        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", a.toString());
+        CliTest.Result r = run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--scope", "tensor",
+                "--out", a.toString());
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("attn_q", "ffn_down", "output");
-        assertThat(run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--out", b.toString()).code()).isZero();
+        assertThat(r.out()).contains("attn_q", "ffn_down", "output").doesNotContain("Note:");
+        assertThat(run("allocate", SharedFiles.model("stories260K.bin").toString(), "--budget", "5", "--stats", stats.toString(), "--scope", "tensor",
+                "--out", b.toString()).code()).isZero();
         assertThat(Files.mismatch(a, b)).isEqualTo(-1L);
         BitPlan plan = BitPlanJson.read(a);
         assertThat(plan.tensors()).hasSize(5 * 7 + 1);
@@ -92,13 +96,14 @@ class CalibrateAllocateCliTest {
         CliTest.Result r = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--output-weighted",
                 "--sensitivity", text().toString(), "--out", sensitive.toString());
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("loss sensitivity from tinystories-valid-sample.txt");
+        assertThat(r.out()).contains("loss sensitivity from 128 tokens of tinystories-valid-sample.txt");
         BitPlan withLoss = BitPlanJson.read(sensitive), without = BitPlanJson.read(plain);
         assertThat(withLoss.averageBits()).isLessThanOrEqualTo(5).isGreaterThan(4.99);
         assertThat(withLoss.tensors().stream().filter(t -> !java.util.Arrays.equals(t.bits(), without.tensor(t.name()).bits())).count()).isGreaterThan(10);
 
         Path out = dir.resolve("refused.json");
-        CliTest.Result tensorScope = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--sensitivity", text().toString(), "--out", out.toString());
+        CliTest.Result tensorScope = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "tensor", "--sensitivity", text().toString(),
+                "--out", out.toString());
         assertThat(tensorScope.code()).isEqualTo(2);
         assertThat(tensorScope.err()).contains("--sensitivity", "--scope model");
         CliTest.Result tooFew = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--sensitivity", text().toString(),
@@ -114,6 +119,54 @@ class CalibrateAllocateCliTest {
                 "--out", out.toString());
         assertThat(missing.code()).isEqualTo(1);
         assertThat(missing.err()).contains("nope.txt").hasLineCount(1);
+        assertThat(out).doesNotExist();
+    }
+
+    /**
+     * With stats that carry calibration's sample, no flags give the best plan: the same bytes as naming it with the
+     * calibration text. Stats without the sample (older files) give the paper's plan, as before, and say how to get the better one.
+     */
+    @Test
+    void theDefaultIsTheBestPlanWithTheStatsSample() throws IOException {
+        String model = SharedFiles.model("stories260K.bin").toString();
+        Path byDefault = dir.resolve("default.json"), named = dir.resolve("named.json");
+        CliTest.Result r = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--out", byDefault.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("model scope", "output-weighted", "loss sensitivity from 128 tokens of the stats' sample").doesNotContain("Note:");
+        assertThat(run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--output-weighted",
+                "--sensitivity", text().toString(), "--out", named.toString()).code()).isZero();
+        assertThat(Files.mismatch(byDefault, named)).isEqualTo(-1L);
+        // --sensitivity alone keeps the default plan and probes its text instead of the sample
+        Path textProbe = dir.resolve("text-probe.json");
+        assertThat(run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--sensitivity", text().toString(),
+                "--out", textProbe.toString()).code()).isZero();
+        assertThat(Files.mismatch(textProbe, named)).isEqualTo(-1L);
+
+        Path older = dir.resolve("older-stats.gguf");
+        CalibrationStats withSample = CalibrationStatsFile.read(stats);
+        CalibrationStatsFile.write(new CalibrationStats(withSample.fingerprint(), withSample.model(), withSample.tokens(), withSample.sampleTokens(),
+                withSample.budgets(), withSample.groups(), withSample.outputMax(), null, withSample.source()), older);
+        Path olderDefault = dir.resolve("older-default.json"), paper = dir.resolve("paper.json");
+        CliTest.Result weaker = run("allocate", model, "--budget", "5", "--stats", older.toString(), "--out", olderDefault.toString());
+        assertThat(weaker.code()).as(weaker.err()).isZero();
+        assertThat(weaker.out()).contains("Note: older-stats.gguf has no sample for the loss probe", "calibrate again", "tensor scope");
+        assertThat(weaker.out().lines().filter(l -> l.startsWith("Note:")).count()).isEqualTo(1);
+        assertThat(run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "tensor", "--out", paper.toString()).code()).isZero();
+        assertThat(Files.mismatch(olderDefault, paper)).isEqualTo(-1L);
+        CliTest.Result raw = run("allocate", model, "--budget", "5", "--out", dir.resolve("raw.json").toString());
+        assertThat(raw.code()).as(raw.err()).isZero();
+        assertThat(raw.out()).contains("Note: without --stats this is the paper's per-tensor plan");
+
+        Path out = dir.resolve("refused-default.json");
+        CliTest.Result tooMany = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--sensitivity-tokens", "513", "--out", out.toString());
+        assertThat(tooMany.code()).isEqualTo(2);
+        assertThat(tooMany.err()).contains("--sensitivity-tokens 513", "512", stats.toString()).hasLineCount(1);
+        CliTest.Result noSample = run("allocate", model, "--budget", "5", "--stats", older.toString(), "--sensitivity-tokens", "64", "--out", out.toString());
+        assertThat(noSample.code()).isEqualTo(2);
+        assertThat(noSample.err()).contains("--sensitivity-tokens", "older-stats.gguf has no sample").hasLineCount(1);
+        CliTest.Result noStats = run("allocate", model, "--budget", "5", "--sensitivity", text().toString(), "--out", out.toString());
+        assertThat(noStats.code()).isEqualTo(2);
+        assertThat(noStats.err()).contains("--sensitivity", "needs --stats").hasLineCount(1);
         assertThat(out).doesNotExist();
     }
 

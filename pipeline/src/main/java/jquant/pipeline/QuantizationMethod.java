@@ -61,7 +61,7 @@ public enum QuantizationMethod {
     /** How this method allocates a plan at {@code budget}, its loss sensitivity (if it uses one) probed on {@code calibrationText}. */
     public BitAllocation.Options allocation(double budget, String calibrationText) {
         BitAllocation.Options options = allocation(budget);
-        return lossSensitive ? options.sensitivity(new BitAllocation.Sensitivity(calibrationText, BitAllocation.Sensitivity.DEFAULT_TOKENS)) : options;
+        return lossSensitive ? options.sensitivity(BitAllocation.Sensitivity.ofText(calibrationText, BitAllocation.Sensitivity.DEFAULT_TOKENS)) : options;
     }
 
     public Rounding rounding() { return rounding; }

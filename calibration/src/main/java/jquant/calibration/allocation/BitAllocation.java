@@ -17,6 +17,7 @@ import jquant.quantize.Metric;
 import jquant.quantize.RelativeError;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;
+import jquant.runtime.Tokenizer;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -61,25 +62,89 @@ public final class BitAllocation {
     public enum Widths { GREEDY, UNIFORM }
 
     /**
-     * Where the loss sensitivity of every block matrix is measured: the first {@code tokens} tokens of {@code text}.
+     * Where the loss sensitivity of every block matrix is measured: the first {@code tokens} tokens of a
+     * text ({@link #ofText}) or of token ids calibration recorded ({@link #ofTokens}, {@link
+     * CalibrationStats#probeTokens}). The same tokens give the same sensitivities, whichever way they come.
      */
-    public record Sensitivity(String text, int tokens) {
+    public sealed interface Sensitivity {
         /**
          * The width the probe rounds each matrix to: coarse enough that every matrix's divergence stands
          * well above the sample's noise, fine enough that the error is still small (the quadratic model holds).
          */
-        public static final int PROBE_BITS = 3;
+        int PROBE_BITS = 3;
         /** Tokens probed unless told otherwise: on tinystories-6M and stories260K, 128 gave plans as good as 512. */
-        public static final int DEFAULT_TOKENS = 128;
+        int DEFAULT_TOKENS = 128;
 
-        public Sensitivity {
-            if (text == null || text.isBlank()) throw new IllegalArgumentException("the sensitivity text is empty");
-            if (tokens < 2) throw new IllegalArgumentException("the sensitivity probe needs at least 2 tokens, got " + tokens);
+        /** The first {@code tokens} tokens of {@code text}, tokenized with the checkpoint's vocabulary. */
+        static Sensitivity ofText(String text, int tokens) {
+            return new Text(text, tokens);
         }
 
-        @Override
-        public String toString() {
-            return "Sensitivity[" + tokens + " tokens of " + text.length() + " characters]";
+        /**
+         * The first {@code tokens} of {@code ids}.
+         *
+         * @throws IllegalArgumentException if there are fewer than {@code tokens} ids
+         */
+        static Sensitivity ofTokens(int[] ids, int tokens) {
+            return new Tokens(ids, tokens);
+        }
+
+        /** Tokens the probe runs at most. */
+        int tokens();
+
+        /** The token ids the probe runs on {@code checkpoint}: at most {@link #tokens()}. */
+        int[] tokenIds(Checkpoint checkpoint);
+
+        record Text(String text, int tokens) implements Sensitivity {
+            public Text {
+                if (text == null || text.isBlank()) throw new IllegalArgumentException("the sensitivity text is empty");
+                checkTokens(tokens);
+            }
+
+            @Override
+            public int[] tokenIds(Checkpoint checkpoint) {
+                Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
+                        () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs to read the text")));
+                int[] all = tokenizer.encode(text);
+                return Arrays.copyOf(all, Math.min(all.length, tokens));
+            }
+
+            @Override
+            public String toString() {
+                return "Sensitivity[" + tokens + " tokens of " + text.length() + " characters]";
+            }
+        }
+
+        record Tokens(int[] ids, int tokens) implements Sensitivity {
+            public Tokens {
+                checkTokens(tokens);
+                if (ids.length < tokens) throw new IllegalArgumentException("the probe's sample has " + ids.length + " tokens, fewer than the " + tokens + " asked");
+                ids = Arrays.copyOf(ids, tokens);
+            }
+
+            @Override
+            public int[] tokenIds(Checkpoint checkpoint) {
+                return ids.clone();
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Tokens t && Arrays.equals(ids, t.ids);
+            }
+
+            @Override
+            public int hashCode() {
+                return Arrays.hashCode(ids);
+            }
+
+            @Override
+            public String toString() {
+                return "Sensitivity[" + tokens + " token ids]";
+            }
+        }
+
+        private static void checkTokens(int tokens) {
+            if (tokens < 2) throw new IllegalArgumentException("the sensitivity probe needs at least 2 tokens, got " + tokens);
         }
     }
 
@@ -103,12 +168,25 @@ public final class BitAllocation {
         }
 
         /**
-         * {@code budget} bits with {@code jquant allocate}'s defaults: tensor scope, the paper's approximate
-         * metric, no weighting, greedy widths, EdgeFlow's smoothing with the α searched for the budget;
-         * change one with the methods named after it, as in {@code Options.budget(4).scope(Scope.MODEL).weighted(true)}.
+         * {@code budget} bits with the paper's plan (Algorithm 1): tensor scope, the approximate metric, no
+         * weighting, greedy widths, EdgeFlow's smoothing with the α searched for the budget; change one with
+         * the methods named after it, as in {@code Options.budget(4).scope(Scope.MODEL).weighted(true)}.
          */
         public static Options budget(double budget) {
             return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched(), null);
+        }
+
+        /**
+         * The best plan measured, {@code jquant allocate}'s default with stats that carry the probe's sample:
+         * {@link #budget}'s but one budget over the blocks ({@link Scope#MODEL}), output-weighted, and each block
+         * matrix weighed by its loss sensitivity on the first {@code tokens} of the stats' sample.
+         *
+         * @throws IllegalArgumentException if the stats have no sample ({@link CalibrationStats#hasProbeTokens})
+         *                                  or it is shorter than {@code tokens}
+         */
+        public static Options best(double budget, CalibrationStats stats, int tokens) {
+            if (!stats.hasProbeTokens()) throw new IllegalArgumentException("the calibration stats have no sample for the loss probe: calibrate again to record one");
+            return budget(budget).scope(Scope.MODEL).outputWeighted(true).sensitivity(Sensitivity.ofTokens(stats.probeTokens(), tokens));
         }
 
         public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
@@ -181,7 +259,7 @@ public final class BitAllocation {
         // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
         List<TensorPlan> plans = new ArrayList<>();
-        LossProbe probe = options.sensitivity() == null ? null : new LossProbe(checkpoint, options.sensitivity().text(), options.sensitivity().tokens());
+        LossProbe probe = options.sensitivity() == null ? null : new LossProbe(checkpoint, options.sensitivity().tokenIds(checkpoint));
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
             float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());

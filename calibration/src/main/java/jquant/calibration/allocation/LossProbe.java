@@ -44,18 +44,19 @@ final class LossProbe {
     private final InferenceSession session;
 
     /**
-     * Runs {@code checkpoint} in float32 over the first {@code maxTokens} tokens of {@code text}.
+     * Runs {@code checkpoint} in float32 over {@code tokens} (token ids, as the tokenizer gives a text).
      *
-     * @throws IllegalArgumentException if the checkpoint has no vocabulary or the text gives fewer than 2 tokens
+     * @throws IllegalArgumentException if the checkpoint has no vocabulary, there are fewer than 2 tokens or one is not in the vocabulary
      */
-    LossProbe(Checkpoint checkpoint, String text, int maxTokens) {
+    LossProbe(Checkpoint checkpoint, int[] tokens) {
         Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
-                () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs to read the text")));
-        int[] all = tokenizer.encode(text);
-        int[] tokens = Arrays.copyOf(all, Math.min(all.length, maxTokens));
-        if (tokens.length < 2) throw new IllegalArgumentException("the sensitivity text gives only " + tokens.length + " token(s)");
+                () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs (its BOS)")));
+        if (tokens.length < 2) throw new IllegalArgumentException("the sensitivity sample has only " + tokens.length + " token(s)");
         this.layers = checkpoint.config().layers();
         this.vocab = checkpoint.config().vocabSize();
+        for (int t : tokens) {
+            if (t < 0 || t >= vocab) throw new IllegalArgumentException("the sensitivity sample has token id " + t + ", outside the vocabulary of " + vocab);
+        }
         int context = Math.min(CONTEXT, checkpoint.config().maxSeqLen());
         int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
         for (int start = 0; start < tokens.length; start += context) {

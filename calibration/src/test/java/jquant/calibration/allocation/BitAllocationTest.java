@@ -89,7 +89,7 @@ class BitAllocationTest {
     void lossSensitivityReweighsTensorsDeterministically() throws Exception {
         CalibrationStats stats = StoriesFixture.storiesStats();
         BitAllocation.Options ours = BitAllocation.Options.budget(5).scope(BitAllocation.Scope.MODEL).outputWeighted(true);
-        BitAllocation.Options sensitive = ours.sensitivity(new BitAllocation.Sensitivity(StoriesFixture.text(), 256));
+        BitAllocation.Options sensitive = ours.sensitivity(BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 256));
         try (Checkpoint c = StoriesFixture.stories260K()) {
             BitPlan plain = BitAllocation.allocate(c, stats, ours, (d, n, name) -> {});
             assertThat(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, ours.sensitivity(null), (d, n, name) -> {}))).isEqualTo(BitPlanJson.toBytes(plain));
@@ -108,7 +108,29 @@ class BitAllocationTest {
             assertThatThrownBy(() -> BitAllocation.allocate(c, stats, BitAllocation.Options.budget(5).sensitivity(sensitive.sensitivity()), (d, n, name) -> {}))
                     .hasMessageContaining("needs greedy widths at model scope");
         }
-        assertThatThrownBy(() -> new BitAllocation.Sensitivity(" ", 128)).hasMessageContaining("empty");
-        assertThatThrownBy(() -> new BitAllocation.Sensitivity("text", 1)).hasMessageContaining("at least 2 tokens");
+        assertThatThrownBy(() -> BitAllocation.Sensitivity.ofText(" ", 128)).hasMessageContaining("empty");
+        assertThatThrownBy(() -> BitAllocation.Sensitivity.ofText("text", 1)).hasMessageContaining("at least 2 tokens");
+        assertThatThrownBy(() -> BitAllocation.Sensitivity.ofTokens(new int[] {1, 2, 3}, 4)).hasMessageContaining("has 3 tokens, fewer than the 4 asked");
+    }
+
+    /**
+     * The best plan probes the calibration's recorded sample: the same tokens as the text it came from, so the
+     * same plan bytes as the explicit options with that text; stats without a sample cannot give it.
+     */
+    @Test
+    void bestPlanProbesTheRecordedSampleAsTheTextWouldBe() throws Exception {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        BitAllocation.Options best = BitAllocation.Options.best(5, stats, 256);
+        BitAllocation.Options explicit = BitAllocation.Options.budget(5).scope(BitAllocation.Scope.MODEL).outputWeighted(true)
+                .sensitivity(BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 256));
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            assertThat(best.sensitivity().tokenIds(c)).isEqualTo(explicit.sensitivity().tokenIds(c));
+            assertThat(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, best, (d, n, name) -> {})))
+                    .isEqualTo(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, explicit, (d, n, name) -> {})));
+        }
+        assertThatThrownBy(() -> BitAllocation.Options.best(5, stats, CalibrationStats.PROBE_TOKENS + 1)).hasMessageContaining("fewer than the 513 asked");
+        CalibrationStats older = new CalibrationStats(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.budgets(),
+                stats.groups(), stats.outputMax(), null, stats.source());
+        assertThatThrownBy(() -> BitAllocation.Options.best(5, older, 128)).hasMessageContaining("no sample for the loss probe");
     }
 }

@@ -25,7 +25,7 @@ class LossProbeTest {
     @Test
     void rerunFromTheLayerMatchesAWholeForwardPass() throws Exception {
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            LossProbe probe = new LossProbe(c, StoriesFixture.text(), 300);
+            LossProbe probe = new LossProbe(c, BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 300).tokenIds(c));
             assertThat(probe.tokens()).isEqualTo(300);
             float[] original = c.tensor(TensorKind.W_UP, 2).toFloats();
             assertThat(probe.meanKl(TensorKind.W_UP, 2, original.clone())).isLessThan(1e-6);
@@ -53,7 +53,7 @@ class LossProbeTest {
     @Test
     void divergenceIsQuadraticInTheWeightError() throws Exception {
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            LossProbe probe = new LossProbe(c, StoriesFixture.text(), 256);
+            LossProbe probe = new LossProbe(c, BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 256).tokenIds(c));
             for (TensorKind kind : new TensorKind[] {TensorKind.WV, TensorKind.W_DOWN}) {
                 float[] w = c.tensor(kind, 1).toFloats();
                 float[] error = new float[w.length];
@@ -73,7 +73,7 @@ class LossProbeTest {
     @Test
     void coarserRoundingDivergesMore() throws Exception {
         try (Checkpoint c = StoriesFixture.stories260K()) {
-            LossProbe probe = new LossProbe(c, StoriesFixture.text(), 256);
+            LossProbe probe = new LossProbe(c, BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 256).tokenIds(c));
             float[] w = c.tensor(TensorKind.WQ, 0).toFloats();
             int rows = c.tensor(TensorKind.WQ, 0).rows();
             double two = probe.meanKl(TensorKind.WQ, 0, rounded(w, rows, 2));
