@@ -65,9 +65,9 @@ final class DemoCommand implements Callable<Integer> {
         Path fp32 = out.resolve("eval-fp32.json");
         step(log, "eval", model.toString(), "--data", text.toString(), "--out", fp32.toString());
         Path stats = out.resolve("stats.gguf"), plan = out.resolve("plan.json"), packed = out.resolve("stories260K.jqw");
-        step(log, "calibrate", model.toString(), "--data", calibration.toString(), "--out", stats.toString());
+        step(log, "calibrate", model.toString(), "--data", calibration.toString(), "--second-moments", "--out", stats.toString());
         step(log, "allocate", model.toString(), "--budget", "5", "--stats", stats.toString(), "--out", plan.toString());
-        step(log, "pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", packed.toString());
+        step(log, "pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--rounding", "gptq", "--out", packed.toString());
         step(log, "verify", packed.toString(), "--source", model.toString(), "--stats", stats.toString());
         step(log, "inspect", packed.toString());
         for (String mode : new String[] {"weight-only", "npu"}) {
@@ -106,10 +106,10 @@ final class DemoCommand implements Callable<Integer> {
         step(log, "run", modelFile.toString(), "-p", "Once upon a time", "-n", "24");
         step(log, "eval", modelFile.toString(), "--data", textFile.toString(), "--ctx", "128", "--out", out.resolve("eval.json").toString());
         Path stats = out.resolve("stats.gguf");
-        step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--out", stats.toString());
+        step(log, "calibrate", modelFile.toString(), "--data", textFile.toString(), "--second-moments", "--out", stats.toString());
         Path plan = out.resolve("plan.json"), packed = out.resolve("model.jqw");
         step(log, "allocate", modelFile.toString(), "--budget", "5", "--stats", stats.toString(), "--out", plan.toString());
-        step(log, "pack", modelFile.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", packed.toString());
+        step(log, "pack", modelFile.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--rounding", "gptq", "--out", packed.toString());
         step(log, "verify", packed.toString(), "--source", modelFile.toString(), "--stats", stats.toString());
         step(log, "inspect", packed.toString());
         for (String mode : new String[] {"weight-only", "npu"}) {
