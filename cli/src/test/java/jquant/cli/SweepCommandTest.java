@@ -2,7 +2,9 @@ package jquant.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import jquant.formats.jqw.JqwFile;
+import jquant.pipeline.QuantizationMethod;
 import jquant.reports.EvalResult;
 import jquant.core.WorkerPool;
 import jquant.testsupport.SharedFiles;
@@ -77,6 +79,16 @@ class SweepCommandTest {
         CliTest.Result other = CliTest.run(args);
         assertThat(other.code()).isEqualTo(1);
         assertThat(other.err()).contains("holds another sweep (its sweep.json differs in ctx (64 there, 128 here))");
+
+        // A folder made before the methods' recipes were recorded (or by an older recipe): refused, naming the method.
+        args[args.length - 7] = "64";
+        Path manifest = out.resolve("sweep.json");
+        ObjectNode older = (ObjectNode) new ObjectMapper().readTree(manifest.toFile());
+        for (QuantizationMethod m : QuantizationMethod.values()) older.remove("method." + m.label());
+        Files.write(manifest, new ObjectMapper().writeValueAsBytes(older));
+        CliTest.Result stale = CliTest.run(args);
+        assertThat(stale.code()).isEqualTo(1);
+        assertThat(stale.err()).contains("holds another sweep (its sweep.json differs in ", "method.ours (absent there, " + QuantizationMethod.OURS.recipe() + " here)");
     }
 
     /**

@@ -31,10 +31,15 @@ import java.util.Locale;
  * scales) as the EdgeFlow paper's baselines do; without it their outputs could not be int8 per tensor.
  */
 public enum QuantizationMethod {
-    UNIFORM(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0f), Rounding.RTN, false),
-    SMOOTHQUANT(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f), Rounding.RTN, false),
-    EDGEFLOW(BitAllocation.Widths.GREEDY, BitAllocation.Scope.TENSOR, false, SmoothingChoice.searched(), Rounding.RTN, false),
-    OURS(BitAllocation.Widths.GREEDY, BitAllocation.Scope.MODEL, true, SmoothingChoice.searched(), Rounding.GPTQ, true);
+    UNIFORM(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0f), Rounding.RTN, false,
+            "every channel at the budget; no input smoothing (alpha 0); round to nearest"),
+    SMOOTHQUANT(BitAllocation.Widths.UNIFORM, BitAllocation.Scope.TENSOR, false, SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f), Rounding.RTN, false,
+            "every channel at the budget; SmoothQuant, alpha 0.5; round to nearest"),
+    EDGEFLOW(BitAllocation.Widths.GREEDY, BitAllocation.Scope.TENSOR, false, SmoothingChoice.searched(), Rounding.RTN, false,
+            "Algorithm 1 per tensor; EdgeFlow, alpha and input clip searched; round to nearest"),
+    OURS(BitAllocation.Widths.GREEDY, BitAllocation.Scope.MODEL, true, SmoothingChoice.searched(), Rounding.GPTQ, true,
+            "Algorithm 1 over the blocks, output-weighted, loss sensitivity (3-bit probe, 128 tokens); EdgeFlow, alpha and input clip "
+                    + "searched; GPTQ, columns by decreasing E[x^2]");
 
     private final BitAllocation.Widths widths;
     private final BitAllocation.Scope scope;
@@ -42,15 +47,17 @@ public enum QuantizationMethod {
     private final SmoothingChoice smoothing;
     private final Rounding rounding;
     private final boolean lossSensitive;
+    private final String recipe;
 
     QuantizationMethod(BitAllocation.Widths widths, BitAllocation.Scope scope, boolean outputWeighted, SmoothingChoice smoothing, Rounding rounding,
-                       boolean lossSensitive) {
+                       boolean lossSensitive, String recipe) {
         this.widths = widths;
         this.scope = scope;
         this.outputWeighted = outputWeighted;
         this.smoothing = smoothing;
         this.rounding = rounding;
         this.lossSensitive = lossSensitive;
+        this.recipe = recipe;
     }
 
     /** How this method allocates a plan at {@code budget} (the paper's APPROX metric), but for the loss sensitivity, which needs a text. */
@@ -71,6 +78,12 @@ public enum QuantizationMethod {
 
     /** Whether the method needs α searched for its budgets. */
     public boolean searchesAlpha() { return smoothing.alpha() == null; }
+
+    /**
+     * What the method does, in words: recorded in a sweep's manifest, so that a sweep folder whose packs were
+     * made by an older recipe is not resumed beside new ones. Changed whenever the method's result changes.
+     */
+    public String recipe() { return recipe; }
 
     /** {@code uniform}, {@code smoothquant}, {@code edgeflow}, {@code ours}. */
     public String label() { return name().toLowerCase(Locale.ROOT); }

@@ -53,7 +53,7 @@ import java.util.Set;
  * mode against the model, whose logits over the text are computed once ({@link Evaluation#base}).
  *
  * <pre>
- *  DIR/sweep.json                     what the sweep is of: model, texts (SHA-256), ctx, calibration options
+ *  DIR/sweep.json                     what the sweep is of: model, texts (SHA-256), ctx, calibration options, method recipes
  *  DIR/stats.gguf                     calibration
  *  DIR/&lt;method&gt;-&lt;B&gt;/plan.json         allocation
  *  DIR/&lt;method&gt;-&lt;B&gt;/model.jqw         the packed file
@@ -566,7 +566,8 @@ public final class Sweep {
     }
 
     /**
-     * {@code sweep.json}: the model, both texts by SHA-256, ctx, keep and calibration options. A folder
+     * {@code sweep.json}: the model, both texts by SHA-256, ctx, keep and calibration options, and each
+     * method's recipe ({@link QuantizationMethod#recipe}). A folder
      * whose manifest differs belongs to another sweep, and its files must not be mixed with this one's
      * (budgets and methods may grow: they add cells).
      */
@@ -580,6 +581,9 @@ public final class Sweep {
         m.put("keepType", o.keepType().name());
         m.put("calibrationTokens", o.calibration().maxTokens()).put("calibrationContext", o.calibration().context())
                 .put("sampleTokens", o.calibration().sampleTokens()).put("seed", o.calibration().seed());
+        // Every method's recipe, chosen or not: methods may be added to a folder later, and a pack made by an
+        // older recipe must not be resumed beside new ones.
+        for (QuantizationMethod method : QuantizationMethod.values()) m.put("method." + method.label(), method.recipe());
         return JSON.writeValueAsBytes(m);
     }
 
