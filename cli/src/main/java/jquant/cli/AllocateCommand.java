@@ -116,9 +116,11 @@ final class AllocateCommand implements Callable<Integer> {
                     : "Note: " + stats.getFileName() + " has no sample for the loss probe, so this is the paper's per-tensor plan; calibrate again for the better default (docs/calibration.md §5).");
         }
         BitPlan plan;
-        try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path);
-             Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
-            plan = BitAllocation.allocate(c, calibration, options, (done, total, name) -> bar.stepTo(done));
+        try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path)) {
+            if (options.sensitivity() != null) predictProbe(log, c.config().layers(), options.sensitivity().tokens());
+            try (Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
+                plan = BitAllocation.allocate(c, calibration, options, (done, total, name) -> bar.stepTo(done));
+            }
         }
         BitPlanJson.write(plan, out.path);
         log.printf("Allocated %d tensors of %s: budget %s, achieved %.4f bits per weight (%s%s%s)%n",
@@ -132,6 +134,20 @@ final class AllocateCommand implements Callable<Integer> {
         log.printf("Wrote %s%n", out.path);
         log.flush();
         return 0;
+    }
+
+    /**
+     * The loss probe's work before it starts, in one line: each block matrix of layer l reruns layers l … L−1, so
+     * the probe costs about (matrices per layer) · (L + 1) / 2 forward passes of its sample, which on a large model
+     * is the longest part of allocate (docs/calibration.md §5).
+     */
+    private static void predictProbe(PrintWriter log, int layers, int tokens) {
+        int matrices = BitAllocation.linears(layers).size() - 1;   // the block matrices, not the classifier
+        long passes = Math.round(matrices / (double) layers * (layers + 1) / 2);
+        log.printf("Loss probe: %d block matrices, each rounded alone and the model rerun from its layer on %d tokens: about %d "
+                + "forward passes, as much work as eval on %,d tokens (--scope model --output-weighted allocates without it)%n",
+                matrices, tokens, passes, passes * tokens);
+        log.flush();
     }
 
     /** Whether the command line names a plan, which then is allocated as named, with no loss probe but a --sensitivity text's. */

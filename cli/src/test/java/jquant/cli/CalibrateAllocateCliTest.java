@@ -133,6 +133,8 @@ class CalibrateAllocateCliTest {
         CliTest.Result r = run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--out", byDefault.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("model scope", "output-weighted", "loss sensitivity from 128 tokens of the stats' sample").doesNotContain("Note:");
+        // stories260K, 5 layers of 7 block matrices: 7 · 6 / 2 = 21 passes of the 128 tokens, said before the work
+        assertThat(r.out()).contains("Loss probe: 35 block matrices, each rounded alone and the model rerun from its layer on 128 tokens: about 21 forward passes, as much work as eval on 2,688 tokens");
         assertThat(run("allocate", model, "--budget", "5", "--stats", stats.toString(), "--scope", "model", "--output-weighted",
                 "--sensitivity", text().toString(), "--out", named.toString()).code()).isZero();
         assertThat(Files.mismatch(byDefault, named)).isEqualTo(-1L);
