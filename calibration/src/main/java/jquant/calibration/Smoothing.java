@@ -53,6 +53,12 @@ public final class Smoothing {
         for (GroupStats g : stats.groups()) {
             for (TensorKind kind : g.group().members()) {
                 String name = CalibrationStats.tensorName(kind, g.layer());
+                if (plan.wholeFile() != null && plan.wholeFile().float16().contains(kind.canonicalName(g.layer()))) {
+                    // kept in float16 by a whole-file plan: packed from the source as it is, so its group is not smoothed
+                    alphas.put(g.name(), 0f);
+                    clips.put(g.name(), 1f);
+                    continue;
+                }
                 TensorPlan t = plan.tensors().stream().filter(p -> p.name().equals(name)).findFirst()
                         .orElseThrow(() -> new IllegalArgumentException("the plan has no entry for " + name));
                 if (t.alpha() == null) throw new IllegalArgumentException("the plan's " + name + " has no α");

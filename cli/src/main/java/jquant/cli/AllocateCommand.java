@@ -36,8 +36,8 @@ final class AllocateCommand implements Callable<Integer> {
     @Mixin
     ModelArgument model = new ModelArgument();
 
-    @Option(names = "--budget", required = true, paramLabel = "<bits>", converter = BudgetConverter.class,
-            description = "Average bits per weight, in [1, 8].")
+    @Option(names = "--budget", required = true, paramLabel = "<bits>", converter = BudgetConverter.FileBudget.class,
+            description = "Average bits per weight of the planned tensors, in [1, 8]; with --whole-file, of the whole file, in [1, 16].")
     double budget;
 
     @Mixin
@@ -70,6 +70,12 @@ final class AllocateCommand implements Callable<Integer> {
     @Option(names = "--sensitivity-tokens", paramLabel = "<N>",
             description = "Tokens the loss probe runs, windows of 256 (default: " + BitAllocation.Sensitivity.DEFAULT_TOKENS + ", or all of a shorter sample of the stats).")
     Integer sensitivityTokens;
+
+    @Option(names = "--whole-file", description = "The budget counts the whole file as llama.cpp's bits per weight do: every byte of the packed tensors "
+            + "(channel scales and widths, norms, the embedding and the classifier) × 8 over every weight of the model. The embedding and classifier then "
+            + "share the budget with the blocks, each as weightlets at the widths the allocator gives its channels, or float16 if all reached 8 bits and the "
+            + "budget pays for it; pack keeps what the plan chose. Needs --stats and model scope (the default's).")
+    boolean wholeFile;
 
     @Option(names = "--uniform", description = "Every channel at the budget, a whole number of bits: plain per-channel quantization, no allocation.")
     boolean uniform;
@@ -104,7 +110,7 @@ final class AllocateCommand implements Callable<Integer> {
         }
         if (calibration != null && options.smoothing().alpha() == null) {
             try {
-                calibration.alphas(budget);  // searched α for this budget, before the model is opened
+                calibration.alphas(options.alphaBudget());  // searched α for this budget, before the model is opened
             } catch (IllegalArgumentException e) {
                 throw new CheckpointException(stats, e.getMessage());
             }
@@ -117,8 +123,8 @@ final class AllocateCommand implements Callable<Integer> {
         }
         BitPlan plan;
         try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path)) {
-            if (options.sensitivity() != null) predictProbe(log, c.config().layers(), options.sensitivity().tokens());
-            try (Progress bar = new Progress("allocate", BitAllocation.linears(c.config().layers()).size(), "tensors")) {
+            if (options.sensitivity() != null) predictProbe(log, c.config().layers(), options.sensitivity().tokens(), options.wholeFile());
+            try (Progress bar = new Progress("allocate", BitAllocation.planned(c.config().layers(), options).size(), "tensors")) {
                 plan = BitAllocation.allocate(c, calibration, options, (done, total, name) -> bar.stepTo(done));
             }
         }
@@ -131,6 +137,11 @@ final class AllocateCommand implements Callable<Integer> {
                         + (options.sensitivity() == null ? "" : ", loss sensitivity from " + options.sensitivity().tokens() + " tokens of "
                         + (sensitivity != null ? sensitivity.getFileName() : "the stats' sample")));
         printHistograms(log, plan);
+        if (plan.wholeFile() != null) {
+            log.printf("Whole file: %,d bytes of tensors over %,d weights, %.4f bits per weight as llama.cpp counts them; token_embd and output %s%n",
+                    plan.wholeFile().bytes(), plan.wholeFile().weights(), plan.wholeFile().bitsPerWeight(),
+                    plan.wholeFile().float16().isEmpty() ? "as weightlets" : "with " + String.join(" and ", plan.wholeFile().float16()) + " in float16");
+        }
         log.printf("Wrote %s%n", out.path);
         log.flush();
         return 0;
@@ -141,12 +152,12 @@ final class AllocateCommand implements Callable<Integer> {
      * the probe costs about (matrices per layer) · (L + 1) / 2 forward passes of its sample, which on a large model
      * is the longest part of allocate (docs/calibration.md §5).
      */
-    private static void predictProbe(PrintWriter log, int layers, int tokens) {
+    private static void predictProbe(PrintWriter log, int layers, int tokens, boolean wholeFile) {
         int matrices = BitAllocation.linears(layers).size() - 1;   // the block matrices, not the classifier
-        long passes = Math.round(matrices / (double) layers * (layers + 1) / 2);
-        log.printf("Loss probe: %d block matrices, each rounded alone and the model rerun from its layer on %d tokens: about %d "
+        long passes = Math.round(matrices / (double) layers * (layers + 1) / 2) + (wholeFile ? 1 : 0);   // the embedding reruns every layer
+        log.printf("Loss probe: %d block matrices%s, each rounded alone and the model rerun from its layer on %d tokens: about %d "
                 + "forward passes, as much work as eval on %,d tokens (--scope model --output-weighted allocates without it)%n",
-                matrices, tokens, passes, passes * tokens);
+                matrices, wholeFile ? ", the embedding and the classifier" : "", tokens, passes, passes * tokens);
         log.flush();
     }
 
@@ -176,7 +187,7 @@ final class AllocateCommand implements Callable<Integer> {
                     + " tokens of the calibration text " + stats + " keeps for the loss probe (give --sensitivity TEXT for more)");
         }
         int tokens = sensitivityTokens != null ? sensitivityTokens : Math.min(BitAllocation.Sensitivity.DEFAULT_TOKENS, sample);
-        return BitAllocation.Options.best(budget, calibration, tokens).smoothing(named.smoothing());
+        return BitAllocation.Options.best(named, calibration, tokens);
     }
 
     private BitAllocation.Sensitivity textSensitivity(int tokens) throws java.io.IOException {
@@ -198,6 +209,10 @@ final class AllocateCommand implements Callable<Integer> {
         if (sensitivityTokens != null && sensitivityTokens < 2) {
             throw new CommandLine.ParameterException(cmd, "--sensitivity-tokens must be at least 2, not " + sensitivityTokens);
         }
+        if (wholeFile && stats == null) throw new CommandLine.ParameterException(cmd, "--whole-file needs --stats (the embedding and classifier are weighed against the blocks on calibration's statistics)");
+        if (wholeFile && namesPlan() && (scope != BitAllocation.Scope.MODEL || uniform)) {
+            throw new CommandLine.ParameterException(cmd, "--whole-file is one budget over every tensor: it needs --scope model (and greedy widths)");
+        }
         if (uniform && budget != Math.rint(budget)) throw new CommandLine.ParameterException(cmd, "--uniform needs a whole number of bits, not --budget " + budget);
         SmoothingChoice choice;
         if (alpha.equalsIgnoreCase("searched")) {
@@ -213,7 +228,10 @@ final class AllocateCommand implements Callable<Integer> {
             if (!(a >= 0 && a <= 1)) throw new CommandLine.ParameterException(cmd, "--alpha " + alpha + " is outside [0, 1]");
             choice = SmoothingChoice.fixed(smoothing, a);
         }
-        return BitAllocation.Options.budget(budget).scope(scope == null ? BitAllocation.Scope.TENSOR : scope).metric(metric).weighted(weighted)
+        if (!wholeFile && !BitPlan.isBudget(budget)) {
+            throw new CommandLine.ParameterException(cmd, "--" + BudgetConverter.outside(budget));
+        }
+        return (wholeFile ? BitAllocation.Options.fileBudget(budget) : BitAllocation.Options.budget(budget)).scope(scope == null ? BitAllocation.Scope.TENSOR : scope).metric(metric).weighted(weighted)
                 .outputWeighted(outputWeighted).widths(uniform ? BitAllocation.Widths.UNIFORM : BitAllocation.Widths.GREEDY).smoothing(choice);
     }
 

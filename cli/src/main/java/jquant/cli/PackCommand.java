@@ -5,7 +5,9 @@ import jquant.calibration.StatsSmoothing;
 import jquant.formats.Checkpoint;
 import jquant.formats.Checkpoints;
 import jquant.formats.TensorKind;
+import jquant.formats.jqw.JqwFile;
 import jquant.pack.model.ModelPacker;
+import jquant.pack.model.PackedFileReport;
 import jquant.pack.model.SmoothedSource;
 import jquant.quantize.BitPlan;
 import jquant.quantize.BitPlanJson;
@@ -54,7 +56,8 @@ final class PackCommand implements Callable<Integer> {
 
     @Option(names = "--keep", defaultValue = "embedding,head", split = ",", paramLabel = "embedding,head|embedding|head|none",
             description = "Tensors kept out of the plan, stored as --keep-type (default: ${DEFAULT-VALUE}: the embedding is a lookup, "
-                    + "not an NPU matmul, and the classifier's logits are the most error-sensitive output). With none they follow the plan.")
+                    + "not an NPU matmul, and the classifier's logits are the most error-sensitive output). With none they follow the plan. A whole-file plan "
+                    + "(allocate --whole-file) chose them itself: then neither --keep nor --keep-type applies.")
     List<KeepOption> keep;
 
     @Option(names = "--keep-type", defaultValue = "auto", paramLabel = "auto|f32|f16|q8",
@@ -97,15 +100,33 @@ final class PackCommand implements Callable<Integer> {
         Set<TensorKind> kept = KeepOption.kinds(spec.commandLine(), keep);
         new OutputSafety().model(model.path, tokenizer.path).inputs(plan, stats).check(out.path);
         BitPlan bitPlan = BitPlanJson.read(plan);
+        ModelPacker.KeepType keepAs = keepType;
+        if (bitPlan.wholeFile() != null) {
+            CommandLine.ParseResult given = spec.commandLine().getParseResult();
+            if (given.hasMatchedOption("--keep") || given.hasMatchedOption("--keep-type")) {
+                throw new ParameterException(spec.commandLine(), plan + " counts the whole file (allocate --whole-file) and chose the embedding's "
+                        + "and classifier's encodings: --keep and --keep-type do not apply");
+            }
+            kept = ModelPacker.wholeFileKeep(bitPlan);
+            keepAs = ModelPacker.KeepType.f16;
+        }
         try (Checkpoint c = Checkpoints.open(model.path, tokenizer.path)) {
             ModelFingerprint.requireSameModel(bitPlan, plan, c);
             SmoothedSource smoothing = stats == null ? null : StatsSmoothing.of(c, stats, bitPlan);
             try (Progress bar = new Progress("pack", 0, "tensors")) {
-                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, kept, keepType, smoothing, rounding), out.path, (done, total, name) -> bar.stepTo(done, total));
+                ModelPacker.pack(c, new ModelPacker.Options(bitPlan, kept, keepAs, smoothing, rounding), out.path, (done, total, name) -> bar.stepTo(done, total));
             }
         }
         spec.commandLine().getOut().printf("wrote %s (%,d bytes, plan average %.3f bits, %s rounding%s)%n", out.path, Files.size(out.path),
                 bitPlan.averageBits(), rounding.label(), stats == null ? ", raw weights, no activation scales: --mode npu unavailable" : ", smoothed with " + stats.getFileName() + ", static activation scales");
+        if (bitPlan.wholeFile() != null) {
+            long tensorBytes;
+            try (JqwFile f = JqwFile.open(out.path)) {
+                tensorBytes = PackedFileReport.describe(f).tensors().stream().mapToLong(PackedFileReport.TensorRow::bytes).sum();
+            }
+            spec.commandLine().getOut().printf("whole file: %,d bytes of tensors over %,d weights, %.4f bits per weight as llama.cpp counts them (budget %s)%n",
+                    tensorBytes, bitPlan.wholeFile().weights(), 8.0 * tensorBytes / bitPlan.wholeFile().weights(), bitPlan.budget());
+        }
         spec.commandLine().getOut().flush();
         return 0;
     }

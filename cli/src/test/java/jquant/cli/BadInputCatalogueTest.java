@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BadInputCatalogueTest {
     @TempDir
     static Path ws;
-    static Path model, tok, text, stats, plan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
+    static Path model, tok, text, stats, plan, wholeFilePlan, jqw, ternary, evalJson, latin1, folder, fifo, hf, ggufOverlap, ggufRetyped, damagedStats,
             symlinkToText, symlinkToStats, hardLinkToText, linkLoop, linkToNothing, otherModels;
     static final Set<String> kinds = new TreeSet<>();
     static final Set<String> commands = new TreeSet<>();
@@ -60,12 +60,14 @@ class BadInputCatalogueTest {
         text = Files.copy(Path.of("../models/stories260K/tinystories-calibration.txt"), ws.resolve("text.txt"));
         stats = ws.resolve("stats.gguf");
         plan = ws.resolve("plan.json");
+        wholeFilePlan = ws.resolve("whole-file-plan.json");
         jqw = ws.resolve("model.jqw");
         ternary = ws.resolve("ternary.gguf");
         evalJson = ws.resolve("report.json");
         ok("calibrate", model.toString(), "--data", text.toString(), "--tokens", "128", "--sample", "32", "--out", stats.toString());
         ok("allocate", model.toString(), "--budget", "5", "--stats", stats.toString(), "--scope", "TENSOR", "--out", plan.toString());
         ok("pack", model.toString(), "--plan", plan.toString(), "--stats", stats.toString(), "--out", jqw.toString());
+        ok("allocate", model.toString(), "--budget", "5", "--whole-file", "--stats", stats.toString(), "--out", wholeFilePlan.toString());
         ok("ternarize", model.toString(), "--type", "TQ2_0", "--out", ternary.toString());
         ok("eval", jqw.toString(), "--data", text.toString(), "--ctx", "64", "--mode", "NPU", "--out", evalJson.toString());
         Path plain = Files.createFile(ws.resolve("plain"));
@@ -298,6 +300,13 @@ class BadInputCatalogueTest {
         c.add(new Case("usage: value out of range", 2, "--ctx", usage, "bench", "prefill", m, "--data", t, "--ctx", "1"));
         c.add(new Case("usage: value out of range", 2, "--repeats", usage, "bench", "ttft", m, "--data", t, "--repeats", "0"));
         c.add(new Case("usage: value out of range", 2, "--alpha", usage, "allocate", m, "--budget", "5", "--stats", s, "--alpha", "1.5", "--out", out));
+        c.add(new Case("usage: value out of range", 2, "--budget", usage, "allocate", m, "--budget", "9", "--stats", s, "--out", out));
+        c.add(new Case("usage: value out of range", 2, "--budget", usage, "allocate", m, "--budget", "17", "--whole-file", "--stats", s, "--out", out));
+        c.add(new Case("usage: options that do not go together", 2, "--whole-file", usage, "allocate", m, "--budget", "5", "--whole-file", "--out", out));
+        c.add(new Case("usage: options that do not go together", 2, "--whole-file", usage, "allocate", m, "--budget", "5", "--whole-file", "--stats", s,
+                "--scope", "tensor", "--out", out));
+        c.add(new Case("usage: options that do not go together", 2, "--keep", usage, "pack", m, "--plan", wholeFilePlan.toString(), "--stats", s,
+                "--keep", "head", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--type", usage, "ternarize", m, "--type", "q4_0", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--type", usage, "repack", ternary.toString(), "--type", "nope", "--out", out));
         c.add(new Case("usage: unknown name", 2, "--keep", usage, "pack", m, "--plan", p, "--keep", "tail", "--out", out));

@@ -25,13 +25,18 @@ import java.util.List;
  * <pre>
  * {
  *   "format" : "jquant-bitplan",
- *   "version" : 3,
+ *   "version" : 4,                  3 for a plan without "wholeFile"
  *   "budget" : 5.0,                 requested average bits per weight, [1, 8]
  *   "averageBits" : 4.998046875,    achieved, over all weights (derived; checked on read)
  *   "smoothing" : "edgeflow",       the rule of the tensors' α: edgeflow | smoothquant, null without α
  *   "model" : {                     the model it was allocated for (null if unknown)
  *     "fingerprint" : "3f…",        calibration's ModelFingerprint, 64 hex digits
  *     "name" : "stories260K.bin"    its file or folder name, for messages
+ *   },
+ *   "wholeFile" : {                 only when the budget counts the whole file (allocate --whole-file)
+ *     "weights" : 6283008,          the model's weights: the budget is bits per weight of the file's tensors
+ *     "bytes" : 3275392,            the packed tensors' bytes the allocation counted
+ *     "float16" : [ ]               tensors kept in float16 (token_embd, output), not in "tensors"
  *   },
  *   "tensors" : [ {
  *     "name" : "blk.0.attn_q.weight",
@@ -49,13 +54,16 @@ import java.util.List;
  * reading rejects unknown or missing fields, duplicate keys, values of the wrong type and anything
  * inconsistent, naming the field. The version is read first and chooses the shape: version 1 files (no
  * {@code smoothing}: their α, if any, are EdgeFlow's; {@code model} optional, as plans written before it
- * was recorded lack it) and version 2 files (no {@code inputClip}: the full range) still read.
+ * was recorded lack it), version 2 files (no {@code inputClip}: the full range) and version 3 files (no
+ * {@code wholeFile}) still read.
  */
 public final class BitPlanJson {
 
-    /** Version 2 added {@code smoothing}, version 3 {@code inputClip}; versions 1 and 2 still read. */
-    public static final FileFormat FORMAT = new FileFormat("bit plan", "jquant-bitplan", 1, 3);
+    /** Version 2 added {@code smoothing}, version 3 {@code inputClip}, version 4 {@code wholeFile}; versions 1 to 3 still read. */
+    public static final FileFormat FORMAT = new FileFormat("bit plan", "jquant-bitplan", 1, 4);
     private static final String WHAT = FORMAT.name();
+    /** The version of plans whose budget is the planned tensors' average width. */
+    private static final int WITHOUT_WHOLE_FILE = 3;
     private static final ObjectWriter WRITER = JsonRecords.MAPPER.writer(
             new DefaultPrettyPrinter().withObjectIndenter(new DefaultIndenter("  ", "\n")));
 
@@ -63,12 +71,23 @@ public final class BitPlanJson {
     @JsonIgnoreProperties(ignoreUnknown = true)
     record Header(@JsonProperty(required = true) String format, @JsonProperty(required = true) int version) {}
 
-    /** Version 2, as written: every field present, {@code smoothing} and {@code model} null when unknown. */
-    @JsonPropertyOrder({"format", "version", "budget", "averageBits", "smoothing", "model", "tensors"})
+    /** Version 4, as written: every field present, {@code smoothing}, {@code model} and {@code wholeFile} null when unknown. */
+    @JsonPropertyOrder({"format", "version", "budget", "averageBits", "smoothing", "model", "wholeFile", "tensors"})
     record PlanJson(@JsonProperty(required = true) String format, @JsonProperty(required = true) int version,
                     @JsonProperty(required = true) double budget, @JsonProperty(required = true) double averageBits,
                     @JsonProperty(required = true) String smoothing, @JsonProperty(required = true) ModelJson model,
-                    @JsonProperty(required = true) List<TensorJson> tensors) {}
+                    @JsonProperty(required = true) WholeFileJson wholeFile, @JsonProperty(required = true) List<TensorJson> tensors) {}
+
+    /** Versions 2 and 3: no {@code wholeFile}. */
+    @JsonPropertyOrder({"format", "version", "budget", "averageBits", "smoothing", "model", "tensors"})
+    record PlanJsonV2(@JsonProperty(required = true) String format, @JsonProperty(required = true) int version,
+                      @JsonProperty(required = true) double budget, @JsonProperty(required = true) double averageBits,
+                      @JsonProperty(required = true) String smoothing, @JsonProperty(required = true) ModelJson model,
+                      @JsonProperty(required = true) List<TensorJson> tensors) {}
+
+    @JsonPropertyOrder({"weights", "bytes", "float16"})
+    record WholeFileJson(@JsonProperty(required = true) long weights, @JsonProperty(required = true) long bytes,
+                         @JsonProperty(required = true) List<String> float16) {}
 
     /** Version 1 as shipped: no smoothing rule (any α is EdgeFlow's); the model was added later, so optional. */
     record PlanJsonV1(@JsonProperty(required = true) String format, @JsonProperty(required = true) int version,
@@ -90,9 +109,14 @@ public final class BitPlanJson {
     public static byte[] toBytes(BitPlan plan) {
         List<TensorJson> tensors = plan.tensors().stream().map(t -> new TensorJson(t.name(), t.rows(), t.cols(), t.metric(),
                 t.alpha(), t.inputClip(), t.averageBits(), t.histogram(), digits(t.bits()))).toList();
-        PlanJson json = new PlanJson(FORMAT.identifier(), FORMAT.current(), plan.budget(), plan.averageBits(),
-                plan.smoothing() == null ? null : plan.smoothing().label(),
-                plan.model() == null ? null : new ModelJson(plan.model().fingerprint(), plan.model().name()), tensors);
+        String smoothing = plan.smoothing() == null ? null : plan.smoothing().label();
+        ModelJson model = plan.model() == null ? null : new ModelJson(plan.model().fingerprint(), plan.model().name());
+        BitPlan.WholeFile whole = plan.wholeFile();
+        // A plan without a whole-file budget is written as version 3, so jquant before version 4 reads it too.
+        Object json = whole == null
+                ? new PlanJsonV2(FORMAT.identifier(), WITHOUT_WHOLE_FILE, plan.budget(), plan.averageBits(), smoothing, model, tensors)
+                : new PlanJson(FORMAT.identifier(), FORMAT.current(), plan.budget(), plan.averageBits(), smoothing, model,
+                        new WholeFileJson(whole.weights(), whole.bytes(), whole.float16()), tensors);
         try {
             byte[] bytes = WRITER.writeValueAsBytes(json);
             byte[] line = Arrays.copyOf(bytes, bytes.length + 1);
@@ -123,25 +147,38 @@ public final class BitPlanJson {
         FORMAT.checkIdentifier("format", header.format());
         BitPlan plan;
         double averageBits;
-        if (FORMAT.checkVersion(header.version()) == 1) {
+        int version = FORMAT.checkVersion(header.version());
+        if (version == 1) {
             PlanJsonV1 v1 = JsonRecords.read(WHAT, json, PlanJsonV1.class);
             plan = new BitPlan(v1.budget(), tensors(v1.tensors())).withModel(model(v1.model()));
             averageBits = v1.averageBits();
-        } else {
-            PlanJson v2 = JsonRecords.read(WHAT, json, PlanJson.class);
-            SmoothingRule smoothing;
-            try {
-                smoothing = v2.smoothing() == null ? null : SmoothingRule.of(v2.smoothing());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(WHAT + ": " + e.getMessage(), e);
-            }
-            plan = new BitPlan(v2.budget(), tensors(v2.tensors()), smoothing, model(v2.model()));
+        } else if (version < 4) {
+            PlanJsonV2 v2 = JsonRecords.read(WHAT, json, PlanJsonV2.class);
+            plan = new BitPlan(v2.budget(), tensors(v2.tensors()), smoothing(v2.smoothing()), model(v2.model()));
             averageBits = v2.averageBits();
+        } else {
+            PlanJson v4 = JsonRecords.read(WHAT, json, PlanJson.class);
+            BitPlan.WholeFile wholeFile;
+            try {
+                wholeFile = v4.wholeFile() == null ? null : new BitPlan.WholeFile(v4.wholeFile().weights(), v4.wholeFile().bytes(), v4.wholeFile().float16());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(WHAT + ": wholeFile: " + e.getMessage(), e);
+            }
+            plan = new BitPlan(v4.budget(), tensors(v4.tensors()), smoothing(v4.smoothing()), model(v4.model()), wholeFile);
+            averageBits = v4.averageBits();
         }
         if (averageBits != plan.averageBits()) {
             throw new IllegalArgumentException(WHAT + ": averageBits " + averageBits + " does not match its tensors (" + plan.averageBits() + ")");
         }
         return plan;
+    }
+
+    private static SmoothingRule smoothing(String label) {
+        try {
+            return label == null ? null : SmoothingRule.of(label);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(WHAT + ": " + e.getMessage(), e);
+        }
     }
 
     private static BitPlan.ModelId model(ModelJson json) {

@@ -15,7 +15,7 @@ import java.util.Set;
  *  B_i ← 1 for every channel;  remaining ← ⌊budget · N⌋ − N          (N = weights in scope)
  *  heap ← every channel i with its best step: k_i ∈ 1..8−B_i maximising the gain per bit
  *         g_i = (E_i(B_i) − E_i(B_i + k)) / k, keyed by g_i / len_i      (ties: smallest k)
- *  while remaining ≥ shortest channel and heap not empty:
+ *  while heap not empty:
  *      i ← pop max key                            (ties: lower tensor index, then lower row)
  *      if k_i · len_i > remaining: re-push i with its best step among those that fit (drop i if none)
  *      else B_i ← B_i + k_i;  remaining ← remaining − k_i · len_i;  if B_i &lt; 8: re-push i
@@ -45,6 +45,11 @@ import java.util.Set;
  * allocation stops only when no further bit of any channel below 8 bits fits. Zero or negative
  * gains are still spent last: the budget is what the caller asked to fill.
  *
+ * <b>Bytes of a file.</b> {@link #allocate(List, long, ChannelCost)} counts what a channel costs as
+ * stored ({@link ChannelCost}): {@code len_i} becomes the cost of a step, {@code cost_i(B + k) −
+ * cost_i(B)}, and the key g_i over that cost per bit. The weightlet layout pads a short last group to
+ * whole blocks, so a step can cost more or less than k · len_i, or nothing at all.
+ *
  * <b>Cost.</b> At most 7 steps (plus at most 7 lazy re-evaluations) per channel, each O(log C):
  * O(C log C). The heap is sequential; parallelism lives in {@link RelativeError#table}. The result
  * depends only on the tables, never on thread count.
@@ -62,12 +67,44 @@ public final class GreedyBitAllocator {
     public static BitPlan allocate(List<ErrorTable> tables, double budget) {
         checkTables(tables);
         long weights = 0;
-        int shortest = Integer.MAX_VALUE;
-        for (ErrorTable t : tables) {
-            weights = Math.addExact(weights, (long) t.rows() * t.cols());
-            shortest = Math.min(shortest, t.cols());
+        for (ErrorTable t : tables) weights = Math.addExact(weights, (long) t.rows() * t.cols());
+        return new BitPlan(budget, widths(tables, budgetBits(BitPlan.checkBudget(budget), weights), ChannelCost.WEIGHTS));
+    }
+
+    /**
+     * What a channel of width B costs: {@link #WEIGHTS} (B bits a weight, the paper's budget) or its
+     * stored bytes in a file, padding included ({@link #allocate(List, long, ChannelCost)}). Must not
+     * fall as B grows.
+     */
+    @FunctionalInterface
+    public interface ChannelCost {
+        /** B · length: the budget counts weights. */
+        ChannelCost WEIGHTS = (table, bits) -> (long) bits * table.cols();
+
+        /** Bits one channel of {@code table} costs at width {@code bits}. */
+        long bits(ErrorTable table, int bits);
+    }
+
+    /**
+     * Allocates every tensor of {@code tables} so that their channels cost at most {@code available} bits
+     * in all, each channel as {@code cost} says: the same loop, with a step's cost {@code cost(B + k) −
+     * cost(B)} in place of {@code k · len} (a step that costs nothing is taken first).
+     *
+     * @return the tensors' plans, in order
+     * @throws IllegalArgumentException if the channels at 1 bit already cost more than {@code available}
+     */
+    public static List<TensorPlan> allocate(List<ErrorTable> tables, long available, ChannelCost cost) {
+        checkTables(tables);
+        return widths(tables, available, cost);
+    }
+
+    private static List<TensorPlan> widths(List<ErrorTable> tables, long available, ChannelCost cost) {
+        long remaining = available;
+        for (ErrorTable t : tables) remaining -= t.rows() * cost.bits(t, QuantLimits.MIN_BITS);
+        if (remaining < 0) {
+            throw new IllegalArgumentException("the budget of " + available + " bits is less than every channel at " + QuantLimits.MIN_BITS + " bit costs ("
+                    + (available - remaining) + ")");
         }
-        long remaining = budgetBits(budget, weights) - weights;
 
         // Channels are numbered tensor by tensor, so id order is (tensor index, row) order.
         int[] firstChannel = new int[tables.size() + 1];
@@ -81,25 +118,26 @@ public final class GreedyBitAllocator {
         for (int t = 0; t < tables.size(); t++) {
             for (int id = firstChannel[t]; id < firstChannel[t + 1]; id++) {
                 tensorOf[id] = t;
-                push(heap, tables.get(t), id, id - firstChannel[t], QuantLimits.MIN_BITS,
+                push(heap, tables.get(t), cost, id, id - firstChannel[t], QuantLimits.MIN_BITS,
                         QuantLimits.MAX_BITS - QuantLimits.MIN_BITS, steps);
             }
         }
-        while (remaining >= shortest && !heap.isEmpty()) {
+        while (!heap.isEmpty()) {
             int id = heap.topChannel();
             heap.pop();
             ErrorTable table = tables.get(tensorOf[id]);
             int row = id - firstChannel[tensorOf[id]];
-            long cost = (long) steps[id] * table.cols();
-            if (cost > remaining) {
-                int fitting = (int) Math.min(steps[id] - 1, remaining / table.cols());
-                if (fitting > 0) push(heap, table, id, row, bits[id], fitting, steps);
+            long step = cost.bits(table, bits[id] + steps[id]) - cost.bits(table, bits[id]);
+            if (step > remaining) {
+                int fitting = steps[id] - 1;
+                while (fitting > 0 && cost.bits(table, bits[id] + fitting) - cost.bits(table, bits[id]) > remaining) fitting--;
+                if (fitting > 0) push(heap, table, cost, id, row, bits[id], fitting, steps);
                 continue;
             }
             bits[id] += steps[id];
-            remaining -= cost;
+            remaining -= step;
             if (bits[id] < QuantLimits.MAX_BITS) {
-                push(heap, table, id, row, bits[id], QuantLimits.MAX_BITS - bits[id], steps);
+                push(heap, table, cost, id, row, bits[id], QuantLimits.MAX_BITS - bits[id], steps);
             }
         }
 
@@ -109,15 +147,15 @@ public final class GreedyBitAllocator {
             plans.add(new TensorPlan(table.name(), table.rows(), table.cols(),
                     java.util.Arrays.copyOfRange(bits, firstChannel[t], firstChannel[t + 1]), table.metric(), null));
         }
-        return new BitPlan(budget, plans);
+        return plans;
     }
 
     /**
      * ⌊budget · weights⌋, computed in decimal from the budget's shortest representation so that
-     * e.g. 5.3 × 10 is 53 and not 52 after binary rounding.
+     * e.g. 5.3 × 10 is 53 and not 52 after binary rounding. The caller checks the budget's range.
      */
-    static long budgetBits(double budget, long weights) {
-        BitPlan.checkBudget(budget);
+    public static long budgetBits(double budget, long weights) {
+        if (!Double.isFinite(budget) || budget < 0) throw new IllegalArgumentException("budget " + budget + " bits per weight is not a number of bits");
         return new BigDecimal(Double.toString(budget)).multiply(BigDecimal.valueOf(weights))
                 .setScale(0, RoundingMode.FLOOR).longValueExact();
     }
@@ -137,22 +175,27 @@ public final class GreedyBitAllocator {
 
     /**
      * Pushes channel {@code id} (row {@code row} of {@code table}, now at {@code bits}) with its best
-     * step of 1..maxSteps bits: the largest average gain per bit (the smallest step on ties), keyed
-     * per weight-bit. The step is remembered in {@code steps[id]}.
+     * step of 1..maxSteps bits: the largest gain per bit of cost (the smallest step on ties). With
+     * {@link ChannelCost#WEIGHTS} a step of k bits costs k · len, so the key is the paper's gain per bit
+     * over the channel's length. The step is remembered in {@code steps[id]}.
      */
-    private static void push(ChannelHeap heap, ErrorTable table, int id, int row, int bits, int maxSteps, byte[] steps) {
+    private static void push(ChannelHeap heap, ErrorTable table, ChannelCost cost, int id, int row, int bits, int maxSteps, byte[] steps) {
         double from = table.error(row, bits);
-        double bestGain = Double.NEGATIVE_INFINITY;
+        long at = cost.bits(table, bits);
+        double bestKey = Double.NEGATIVE_INFINITY;
         int bestSteps = 1;
         for (int k = 1; k <= maxSteps; k++) {
             double gain = (from - table.error(row, bits + k)) / k;
-            if (gain > bestGain) {
-                bestGain = gain;
+            long step = cost.bits(table, bits + k) - at;
+            // gain per bit of the width, over the cost of a bit of width: for WEIGHTS, gain / len
+            double key = step > 0 ? gain / ((double) step / k) : gain >= 0 ? Double.POSITIVE_INFINITY : gain;
+            if (key > bestKey) {
+                bestKey = key;
                 bestSteps = k;
             }
         }
         steps[id] = (byte) bestSteps;
         // + 0.0 turns −0.0 into 0.0 so that equal gains compare equal and fall to the id tie-break.
-        heap.push(bestGain / table.cols() + 0.0, id);
+        heap.push(bestKey + 0.0, id);
     }
 }

@@ -148,7 +148,19 @@ class BitPlanJsonTest {
         assertRejected(SMALL.replace("\"metric\" : \"EXACT\"", "\"metric\" : \"MSE\""), "bit plan: tensors[0].metric: \"MSE\" is not one of [APPROX, EXACT]");
         assertRejected(SMALL.replace("\"cols\" : 16", "\"cols\" : 0"), "not positive");
         assertRejected(SMALL.replace("\"rows\" : 4", "\"rows\" : \"4\""), "bit plan: tensors[0].rows: Cannot coerce String value (\"4\") to int value");
-        assertRejected(SMALL.replace("\"version\" : 3", "\"version\" : 4"), "version 4");
+        assertRejected(SMALL.replace("\"version\" : 3", "\"version\" : 5"), "version 5");
+        assertRejected(SMALL.replace("\"version\" : 3", "\"version\" : 4"), "missing field \"wholeFile\"");
+        String whole = SMALL.replace("\"version\" : 3", "\"version\" : 4").replace("  \"model\" : null,\n", "  \"model\" : null,\n  \"wholeFile\" : WHOLE,\n");
+        assertThat(BitPlanJson.fromBytes(whole.replace("WHOLE", "null").getBytes(StandardCharsets.UTF_8)).wholeFile()).isNull();
+        BitPlan wholeFile = BitPlanJson.fromBytes(whole.replace("WHOLE", "{ \"weights\" : 64, \"bytes\" : 40, \"float16\" : [ \"output\" ] }")
+                .replace("\"budget\" : 1.5", "\"budget\" : 9.5").getBytes(StandardCharsets.UTF_8));
+        assertThat(wholeFile.wholeFile()).isEqualTo(new BitPlan.WholeFile(64, 40, List.of("output")));
+        assertThat(wholeFile.wholeFile().bitsPerWeight()).isEqualTo(5);
+        assertThat(new String(BitPlanJson.toBytes(wholeFile), StandardCharsets.UTF_8)).contains("\"version\" : 4", "\"float16\" : [ \"output\" ]");
+        assertThat(BitPlanJson.fromBytes(BitPlanJson.toBytes(wholeFile))).isEqualTo(wholeFile);
+        assertRejected(whole.replace("WHOLE", "{ \"weights\" : 0, \"bytes\" : 40, \"float16\" : [ ] }"), "wholeFile: a whole-file budget needs positive weights");
+        assertRejected(whole.replace("WHOLE", "{ \"weights\" : 64, \"bytes\" : 40, \"float16\" : [ ] }").replace("\"budget\" : 1.5", "\"budget\" : 17.0"),
+                "whole-file budget 17.0 bits per weight is outside [1, 16]");
         assertRejected(SMALL.replace("\"inputClip\" : null", "\"inputClip\" : 1.5"), "input clip 1.5 outside (0, 1]");
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"awq\""), "smoothing rule \"awq\"");
         assertRejected(SMALL.replace("\"smoothing\" : null", "\"smoothing\" : \"edgeflow\""), "no tensor has an α");

@@ -204,6 +204,37 @@ class GreedyBitAllocatorTest {
         assertThatThrownBy(() -> table.weighted(new double[] {1, 1, 1, 1, 1, 1, 1, 1, 1, Double.NaN})).hasMessageContaining("channel 9");
     }
 
+    /**
+     * Counted in a channel's stored cost: with cost B · len it is the budgeted allocation bit for bit; with a
+     * cost that rounds up to whole blocks (as a short weightlet group does) it never spends more than given,
+     * takes a step that costs nothing, and stops within one step of the budget.
+     */
+    @Test
+    void aChannelsStoredCostIsTheBudgetWhenGiven() {
+        List<ErrorTable> tables = List.of(RelativeError.table("a", randomMatrix(new SplittableRandom(38), 40, 72), 40, 72, Metric.APPROX, null),
+                RelativeError.table("b", randomMatrix(new SplittableRandom(39), 30, 128), 30, 128, Metric.APPROX, null));
+        long weights = 40 * 72 + 30 * 128;
+        assertThat(GreedyBitAllocator.allocate(tables, GreedyBitAllocator.budgetBits(4.3, weights), GreedyBitAllocator.ChannelCost.WEIGHTS))
+                .isEqualTo(GreedyBitAllocator.allocate(tables, 4.3).tensors());
+        // blocks of 128 bits: a channel of 72 weights at B bits takes ⌈72·B / 128⌉ blocks, so 2→3, 4→5 and 6→7 bits are free
+        GreedyBitAllocator.ChannelCost blocks = (table, bits) -> 128 * ((table.cols() * (long) bits + 127) / 128);
+        long available = 4 * weights;
+        List<TensorPlan> plans = GreedyBitAllocator.allocate(tables, available, blocks);
+        long spent = 0;
+        long cheapestStep = Long.MAX_VALUE;
+        for (int t = 0; t < 2; t++) {
+            for (int r = 0; r < plans.get(t).rows(); r++) {
+                int b = plans.get(t).bits(r);
+                spent += blocks.bits(tables.get(t), b);
+                if (b < 8) cheapestStep = Math.min(cheapestStep, blocks.bits(tables.get(t), b + 1) - blocks.bits(tables.get(t), b));
+            }
+        }
+        assertThat(spent).isLessThanOrEqualTo(available).isGreaterThan(available - cheapestStep);
+        for (int r = 0; r < 40; r++) assertThat(plans.get(0).bits(r)).as("a free step is always taken").isNotIn(2, 4, 6);
+        assertThatThrownBy(() -> GreedyBitAllocator.allocate(tables, weights - 1, GreedyBitAllocator.ChannelCost.WEIGHTS))
+                .hasMessageContaining("less than every channel at 1 bit costs");
+    }
+
     @Test
     void onARealAttentionMatrixTheHarderChannelsGetMoreBits() throws IOException {
         Stories260K model = Stories260K.load();

@@ -8,12 +8,14 @@ import jquant.calibration.Smoothing;
 import jquant.core.Memory;
 import jquant.core.ProgressListener;
 import jquant.formats.Checkpoint;
+import jquant.formats.ModelConfig;
 import jquant.formats.Tensor;
 import jquant.formats.TensorKind;
 import jquant.quantize.BitPlan;
 import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.Metric;
+import jquant.quantize.QuantLimits;
 import jquant.quantize.RelativeError;
 import jquant.quantize.SymmetricChannelQuantizer;
 import jquant.quantize.TensorPlan;
@@ -157,11 +159,14 @@ public final class BitAllocation {
      * @param widths         greedy allocation or every channel at the budget
      * @param smoothing      the α of each group when stats are given
      * @param sensitivity    where to measure each block matrix's loss sensitivity (model scope), or null for none
+     * @param wholeFile      the budget counts the whole file as llama.cpp's bits per weight do ({@link WholeFileBudget}),
+     *                       and the embedding and classifier share it with the blocks (model scope, needs stats)
      */
     public record Options(double budget, Scope scope, Metric metric, boolean weighted, boolean outputWeighted, Widths widths,
-                          SmoothingChoice smoothing, Sensitivity sensitivity) {
+                          SmoothingChoice smoothing, Sensitivity sensitivity, boolean wholeFile) {
         public Options {
-            BitPlan.checkBudget(budget);
+            if (wholeFile) BitPlan.checkFileBudget(budget);
+            else BitPlan.checkBudget(budget);
             if (widths == Widths.UNIFORM && budget != Math.rint(budget)) {
                 throw new IllegalArgumentException("uniform widths need a whole number of bits, not a budget of " + budget);
             }
@@ -173,35 +178,52 @@ public final class BitAllocation {
          * the methods named after it, as in {@code Options.budget(4).scope(Scope.MODEL).weighted(true)}.
          */
         public static Options budget(double budget) {
-            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched(), null);
+            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched(), null, false);
+        }
+
+        /**
+         * {@code budget} bits per weight of the whole file ({@link WholeFileBudget}), in [1, {@value BitPlan#MAX_FILE_BITS}],
+         * with {@link #budget}'s plan otherwise; it needs {@link Scope#MODEL} and stats to allocate.
+         */
+        public static Options fileBudget(double budget) {
+            return new Options(budget, Scope.TENSOR, Metric.APPROX, false, false, Widths.GREEDY, SmoothingChoice.searched(), null, true);
         }
 
         /**
          * The best plan measured, {@code jquant allocate}'s default with stats that carry the probe's sample:
-         * {@link #budget}'s but one budget over the blocks ({@link Scope#MODEL}), output-weighted, and each block
-         * matrix weighed by its loss sensitivity on the first {@code tokens} of the stats' sample.
+         * {@code named}'s budget and smoothing, one budget over the blocks ({@link Scope#MODEL}), output-weighted,
+         * and each block matrix weighed by its loss sensitivity on the first {@code tokens} of the stats' sample.
          *
          * @throws IllegalArgumentException if the stats have no sample ({@link CalibrationStats#hasProbeTokens})
          *                                  or it is shorter than {@code tokens}
          */
-        public static Options best(double budget, CalibrationStats stats, int tokens) {
+        public static Options best(Options named, CalibrationStats stats, int tokens) {
             if (!stats.hasProbeTokens()) throw new IllegalArgumentException("the calibration stats have no sample for the loss probe: calibrate again to record one");
-            return budget(budget).scope(Scope.MODEL).outputWeighted(true).sensitivity(Sensitivity.ofTokens(stats.probeTokens(), tokens));
+            return named.scope(Scope.MODEL).outputWeighted(true).sensitivity(Sensitivity.ofTokens(stats.probeTokens(), tokens));
         }
 
-        public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        /**
+         * The budget whose searched α and input clips the plan takes: the budget, but 8 for a whole-file budget
+         * above 8 bits (no channel is wider, and calibration searches only [1, 8]).
+         */
+        public double alphaBudget() {
+            return Math.min(budget, QuantLimits.MAX_BITS);
+        }
 
-        public Options metric(Metric metric) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options scope(Scope scope) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
 
-        public Options weighted(boolean weighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options metric(Metric metric) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
 
-        public Options outputWeighted(boolean outputWeighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options weighted(boolean weighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
 
-        public Options widths(Widths widths) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options outputWeighted(boolean outputWeighted) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
 
-        public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options widths(Widths widths) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
 
-        public Options sensitivity(Sensitivity sensitivity) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity); }
+        public Options smoothing(SmoothingChoice smoothing) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
+
+        public Options sensitivity(Sensitivity sensitivity) { return new Options(budget, scope, metric, weighted, outputWeighted, widths, smoothing, sensitivity, wholeFile); }
+
     }
 
     private BitAllocation() {}
@@ -238,23 +260,39 @@ public final class BitAllocation {
         if (options.sensitivity() != null && (options.scope() != Scope.MODEL || options.widths() != Widths.GREEDY)) {
             throw new IllegalArgumentException("a loss sensitivity weighs tensors against each other: it needs greedy widths at model scope");
         }
+        if (options.wholeFile() && (options.scope() != Scope.MODEL || options.widths() != Widths.GREEDY || stats == null)) {
+            throw new IllegalArgumentException("a whole-file budget weighs the embedding and classifier against the blocks: it needs greedy widths at model scope"
+                    + " and calibration stats");
+        }
         SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
-                options.smoothing().alphas(stats, options.budget()), options.smoothing().inputClips(stats, options.budget()));
-        List<Linear> linears = linears(checkpoint.config().layers());
+                options.smoothing().alphas(stats, options.alphaBudget()), options.smoothing().inputClips(stats, options.alphaBudget()));
+        List<Linear> linears = planned(checkpoint.config().layers(), options);
+        BitPlan.WholeFile[] whole = new BitPlan.WholeFile[1];
         List<TensorPlan> allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
-                : greedy(checkpoint, smoothed, linears, options, progress);
+                : greedy(checkpoint, smoothed, linears, options, progress, whole);
         List<TensorPlan> plans = new ArrayList<>();
         for (int i = 0; i < allocated.size(); i++) {
             TensorPlan p = allocated.get(i);
             Linear l = linears.get(i);
-            Double alpha = smoothed == null ? null : (double) smoothed.alpha(l.kind(), l.layer());
-            Double clip = smoothed == null ? null : (double) smoothed.inputClip(l.kind(), l.layer());
+            if (whole[0] != null && whole[0].float16().contains(l.kind().canonicalName(l.layer()))) continue;
+            boolean smooths = smoothed != null && l.kind() != TensorKind.EMBEDDING;
+            Double alpha = smooths ? (double) smoothed.alpha(l.kind(), l.layer()) : null;
+            Double clip = smooths ? (double) smoothed.inputClip(l.kind(), l.layer()) : null;
             plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha, clip));
         }
-        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint));
+        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint), whole[0]);
     }
 
-    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, ProgressListener progress) {
+    /** The tensors a plan covers: {@link #linears}, and with a whole-file budget the embedding first (file order). */
+    public static List<Linear> planned(int layers, Options options) {
+        List<Linear> out = new ArrayList<>();
+        if (options.wholeFile()) out.add(new Linear(TensorKind.EMBEDDING, 0));
+        out.addAll(linears(layers));
+        return out;
+    }
+
+    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, ProgressListener progress,
+                                           BitPlan.WholeFile[] whole) {
         // Tensor scope allocates each table as it is made, so only the plans (a byte a channel) outlive their tensor;
         // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
@@ -262,16 +300,20 @@ public final class BitAllocation {
         LossProbe probe = options.sensitivity() == null ? null : new LossProbe(checkpoint, options.sensitivity().tokenIds(checkpoint));
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
-            float[] weights = smoothed == null ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
-            float[] importance = options.weighted() ? importance(smoothed, l) : null;
+            // The embedding is a lookup of the original rows: never smoothed, its rows alike to the output.
+            boolean embedding = l.kind() == TensorKind.EMBEDDING;
+            float[] weights = smoothed == null || embedding ? t.toFloats() : smoothed.weights(l.kind(), l.layer());
+            float[] importance = options.weighted() && !embedding ? importance(smoothed, l) : null;
             ErrorTable table = RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance);
             if (options.outputWeighted()) {
-                table = table.weighted(outputShares(t.toFloats(), t.rows(), t.cols(),
-                        smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare()));
+                double[] shares = new double[t.rows()];
+                if (embedding) Arrays.fill(shares, 1.0 / t.rows());
+                else shares = outputShares(t.toFloats(), t.rows(), t.cols(), smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare());
+                table = table.weighted(shares);
             }
-            if (probe != null && l.kind().isBlockLinear()) {
+            if (probe != null && (l.kind().isBlockLinear() || options.wholeFile())) {
                 double[] s = new double[t.rows()];
-                Arrays.fill(s, sensitivity(probe, smoothed, l, weights, table));
+                Arrays.fill(s, sensitivity(probe, embedding ? null : smoothed, l, weights, table));
                 table = table.weighted(s);
             }
             if (options.scope() == Scope.TENSOR) plans.add(GreedyBitAllocator.allocate(table, options.budget()));
@@ -281,11 +323,75 @@ public final class BitAllocation {
             if (l.kind() == TensorKind.W_DOWN) Memory.layerDone(Float.BYTES * checkpoint.config().layerWeights());
         }
         if (options.scope() == Scope.TENSOR) return plans;
+        if (options.wholeFile()) {
+            WholeFileAllocation a = wholeFile(checkpoint.config(), linears, tables, options.budget());
+            whole[0] = a.counted();
+            return a.plans();
+        }
         // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
         // bits the shared budget gave or took there would change the size of the packed blocks.
         List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
         blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
         return blocks;
+    }
+
+    /** Widths of every planned tensor and what the file's tensors will take. */
+    private record WholeFileAllocation(List<TensorPlan> plans, BitPlan.WholeFile counted) {}
+
+    /**
+     * One budget over the file's bytes ({@link WholeFileBudget}): the float32 vectors and every planned
+     * tensor's scales and widths are paid first, Algorithm 1 spends the rest on channel widths (each channel
+     * at its stored size), and then the classifier, then the embedding, goes to float16 if all its channels
+     * reached 8 bits and what is left pays the difference (a tied pair only together, as one tensor).
+     */
+    private static WholeFileAllocation wholeFile(ModelConfig c, List<Linear> linears, List<ErrorTable> tables, double budget) {
+        long weights = WholeFileBudget.modelWeights(c);
+        long fixed = WholeFileBudget.vectorBytes(c);
+        for (ErrorTable t : tables) fixed += WholeFileBudget.channelOverhead(t.rows());
+        long atOneBit = 0;
+        for (ErrorTable t : tables) atOneBit += t.rows() * WholeFileBudget.CHANNEL.bits(t, 1);
+        long available = GreedyBitAllocator.budgetBits(budget, weights) - 8 * fixed;
+        if (available < atOneBit) {
+            throw new IllegalArgumentException(String.format("a whole-file budget of %s bits per weight is less than the file's smallest: norms, scales "
+                    + "and widths with every channel at 1 bit take %.4f bits per weight", budget, (8.0 * fixed + atOneBit) / weights));
+        }
+        List<TensorPlan> plans = GreedyBitAllocator.allocate(tables, available, WholeFileBudget.CHANNEL);
+        long left = available;
+        for (TensorPlan p : plans) left -= 8 * (WholeFileBudget.bytes(p) - WholeFileBudget.channelOverhead(p.rows()));
+        int embedding = indexOf(linears, TensorKind.EMBEDDING), head = indexOf(linears, TensorKind.HEAD);
+        List<String> float16 = new ArrayList<>();
+        List<Integer> candidates = c.tiedEmbeddings() ? List.of() : List.of(head, embedding);
+        for (int i : candidates) {
+            long extra = 8 * (WholeFileBudget.float16Bytes(tables.get(i)) - WholeFileBudget.bytes(plans.get(i)));
+            if (allEight(plans.get(i)) && extra <= left) {
+                float16.add(linears.get(i).kind().canonicalName(0));
+                left -= extra;
+            }
+        }
+        if (c.tiedEmbeddings() && allEight(plans.get(head)) && allEight(plans.get(embedding))) {
+            // one float16 tensor, the lookup and the classifier, in place of two weightlet tensors
+            long extra = 8 * (WholeFileBudget.float16Bytes(tables.get(embedding)) - WholeFileBudget.bytes(plans.get(embedding)) - WholeFileBudget.bytes(plans.get(head)));
+            if (extra <= left) {
+                float16.add(TensorKind.EMBEDDING.canonicalName(0));
+                float16.add(TensorKind.HEAD.canonicalName(0));
+            }
+        }
+        long bytes = WholeFileBudget.vectorBytes(c);
+        for (int i = 0; i < plans.size(); i++) {
+            TensorKind kind = linears.get(i).kind();
+            if (!float16.contains(kind.canonicalName(linears.get(i).layer()))) bytes += WholeFileBudget.bytes(plans.get(i));
+            else if (!(c.tiedEmbeddings() && kind == TensorKind.HEAD)) bytes += WholeFileBudget.float16Bytes(tables.get(i));
+        }
+        return new WholeFileAllocation(plans, new BitPlan.WholeFile(weights, bytes, float16));
+    }
+
+    private static boolean allEight(TensorPlan p) {
+        return p.histogram()[QuantLimits.MAX_BITS - 1] == p.rows();
+    }
+
+    private static int indexOf(List<Linear> linears, TensorKind kind) {
+        for (int i = 0; i < linears.size(); i++) if (linears.get(i).kind() == kind) return i;
+        throw new IllegalStateException("no " + kind + " among the planned tensors");
     }
 
     /**
@@ -300,7 +406,7 @@ public final class BitAllocation {
         byte[] widths = new byte[table.rows()];
         Arrays.fill(widths, (byte) Sensitivity.PROBE_BITS);
         float[] rounded = SymmetricChannelQuantizer.quantize(weights, table.rows(), table.cols(), widths).dequantize();
-        if (smoothed != null) rounded = smoothed.unsmoothed(l.kind(), l.layer(), rounded);
+        if (smoothed != null) rounded = smoothed.unsmoothed(l.kind(), l.layer(), rounded);  // null for the embedding: never smoothed
         return probe.meanKl(l.kind(), l.layer(), rounded) / predicted;
     }
 

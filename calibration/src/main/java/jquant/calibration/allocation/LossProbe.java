@@ -37,6 +37,9 @@ final class LossProbe {
     private final List<int[]> windows = new ArrayList<>();
     /** {@code inputs[l][w]}: window w's hidden states entering layer l. */
     private final float[][][] inputs;
+    /** {@code finals[w]}: window w's hidden states leaving the last layer, before the final norm. */
+    private final float[][] finals;
+    private final int dim;
     /** Per window, the unchanged model's log-probabilities, {@code [n][vocab]}. */
     private final float[][] baseLogProbs;
     private final Map<String, Replaceable> linears = new HashMap<>();
@@ -72,8 +75,9 @@ final class LossProbe {
             return r;
         });
         this.session = model.newSession(context);
-        int dim = checkpoint.config().dim();
+        this.dim = checkpoint.config().dim();
         inputs = new float[layers][windows.size()][];
+        finals = new float[windows.size()][];
         baseLogProbs = new float[windows.size()][];
         for (int w = 0; w < windows.size(); w++) {
             int n = windows.get(w).length;
@@ -83,6 +87,7 @@ final class LossProbe {
                 inputs[l][w] = h.clone();
                 session.forwardBlock(l, h, n);
             }
+            finals[w] = h.clone();
             float[] logits = session.logits(h, n);
             logSoftmax(logits, n);
             baseLogProbs[w] = logits;
@@ -96,30 +101,48 @@ final class LossProbe {
 
     /**
      * Mean KL(base ‖ probed) per scored token when the matrix {@code kind} of {@code layer} is
-     * {@code weights} (row-major, the original layer's shape) and every other layer is unchanged.
+     * {@code weights} (row-major, the original layer's shape) and every other layer is unchanged: a block
+     * matrix, the classifier ({@link TensorKind#HEAD}: only the logits are recomputed) or the token
+     * embedding ({@link TensorKind#EMBEDDING}: every layer reruns on the rows looked up in {@code weights}).
      */
     double meanKl(TensorKind kind, int layer, float[] weights) {
+        if (kind == TensorKind.EMBEDDING) return meanKl(w -> embedded(w, weights), 0);
         Replaceable target = linears.get(kind.canonicalName(layer));
-        if (target == null || !kind.isBlockLinear()) throw new IllegalArgumentException(kind.canonicalName(layer) + " is not a block matrix of the model");
+        if (target == null || !(kind.isBlockLinear() || kind == TensorKind.HEAD)) {
+            throw new IllegalArgumentException(kind.canonicalName(layer) + " is not a linear layer of the model");
+        }
         target.use(new DenseF32Weights(weights, target.outFeatures(), target.inFeatures(), compute));
         try {
-            double sum = 0;
-            for (int w = 0; w < windows.size(); w++) {
-                int n = windows.get(w).length;
-                float[] h = inputs[layer][w].clone();
-                for (int l = layer; l < layers; l++) session.forwardBlock(l, h, n);
-                float[] logits = session.logits(h, n);
-                double[] kl = new double[n];
-                float[] base = baseLogProbs[w];
-                WorkerPool.current().forRange(n, 4L * vocab, (worker, start, end) -> {
-                    for (int i = start; i < end; i++) kl[i] = divergence(base, logits, i * vocab, vocab);
-                });
-                for (double d : kl) sum += d;
-            }
-            return sum / tokens();
+            return kind == TensorKind.HEAD ? meanKl(w -> finals[w].clone(), layers) : meanKl(w -> inputs[layer][w].clone(), layer);
         } finally {
             target.restore();
         }
+    }
+
+    /** Window w's rows of an embedding table {@code table} ({@code [vocab][dim]}): the first layer's input. */
+    private float[] embedded(int w, float[] table) {
+        int[] tokens = windows.get(w);
+        float[] h = new float[tokens.length * dim];
+        for (int i = 0; i < tokens.length; i++) System.arraycopy(table, tokens[i] * dim, h, i * dim, dim);
+        return h;
+    }
+
+    /** Mean KL over every window, each window's states {@code entering.apply(w)} run from layer {@code first} on. */
+    private double meanKl(java.util.function.IntFunction<float[]> entering, int first) {
+        double sum = 0;
+        for (int w = 0; w < windows.size(); w++) {
+            int n = windows.get(w).length;
+            float[] h = entering.apply(w);
+            for (int l = first; l < layers; l++) session.forwardBlock(l, h, n);
+            float[] logits = session.logits(h, n);
+            double[] kl = new double[n];
+            float[] base = baseLogProbs[w];
+            WorkerPool.current().forRange(n, 4L * vocab, (worker, start, end) -> {
+                for (int i = start; i < end; i++) kl[i] = divergence(base, logits, i * vocab, vocab);
+            });
+            for (double d : kl) sum += d;
+        }
+        return sum / tokens();
     }
 
     /** KL(p ‖ q) of one position: {@code logP} log-probabilities, {@code logits} q's unnormalised logits. */

@@ -27,10 +27,16 @@ class BitAllocationTest {
         SmoothingChoice fixed = SmoothingChoice.fixed(SmoothingRule.SMOOTHQUANT, 0.5f);
         assertThat(BitAllocation.Options.budget(3).scope(BitAllocation.Scope.MODEL).metric(Metric.EXACT).weighted(true).outputWeighted(true)
                 .widths(BitAllocation.Widths.UNIFORM).smoothing(fixed))
-                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.EXACT, true, true, BitAllocation.Widths.UNIFORM, fixed, null));
+                .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.EXACT, true, true, BitAllocation.Widths.UNIFORM, fixed, null, false));
+        assertThat(BitAllocation.Options.fileBudget(9.5).scope(BitAllocation.Scope.MODEL))
+                .isEqualTo(new BitAllocation.Options(9.5, BitAllocation.Scope.MODEL, Metric.APPROX, false, false, BitAllocation.Widths.GREEDY,
+                        SmoothingChoice.searched(), null, true));
+        assertThat(BitAllocation.Options.fileBudget(9.5).alphaBudget()).isEqualTo(8);
+        assertThatThrownBy(() -> BitAllocation.Options.budget(9.5)).hasMessageContaining("outside [1, 8]");
+        assertThatThrownBy(() -> BitAllocation.Options.fileBudget(16.5)).hasMessageContaining("outside [1, 16]");
         assertThat(BitAllocation.Options.budget(3).weighted(true).scope(BitAllocation.Scope.MODEL))
                 .isEqualTo(new BitAllocation.Options(3, BitAllocation.Scope.MODEL, Metric.APPROX, true, false, BitAllocation.Widths.GREEDY,
-                        SmoothingChoice.searched(), null));
+                        SmoothingChoice.searched(), null, false));
     }
 
     @Test
@@ -120,7 +126,7 @@ class BitAllocationTest {
     @Test
     void bestPlanProbesTheRecordedSampleAsTheTextWouldBe() throws Exception {
         CalibrationStats stats = StoriesFixture.storiesStats();
-        BitAllocation.Options best = BitAllocation.Options.best(5, stats, 256);
+        BitAllocation.Options best = BitAllocation.Options.best(BitAllocation.Options.budget(5), stats, 256);
         BitAllocation.Options explicit = BitAllocation.Options.budget(5).scope(BitAllocation.Scope.MODEL).outputWeighted(true)
                 .sensitivity(BitAllocation.Sensitivity.ofText(StoriesFixture.text(), 256));
         try (Checkpoint c = StoriesFixture.stories260K()) {
@@ -128,9 +134,66 @@ class BitAllocationTest {
             assertThat(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, best, (d, n, name) -> {})))
                     .isEqualTo(BitPlanJson.toBytes(BitAllocation.allocate(c, stats, explicit, (d, n, name) -> {})));
         }
-        assertThatThrownBy(() -> BitAllocation.Options.best(5, stats, CalibrationStats.PROBE_TOKENS + 1)).hasMessageContaining("fewer than the 513 asked");
+        assertThatThrownBy(() -> BitAllocation.Options.best(BitAllocation.Options.budget(5), stats, CalibrationStats.PROBE_TOKENS + 1)).hasMessageContaining("fewer than the 513 asked");
         CalibrationStats older = new CalibrationStats(stats.fingerprint(), stats.model(), stats.tokens(), stats.sampleTokens(), stats.budgets(),
                 stats.groups(), stats.outputMax(), null, stats.source());
-        assertThatThrownBy(() -> BitAllocation.Options.best(5, older, 128)).hasMessageContaining("no sample for the loss probe");
+        assertThatThrownBy(() -> BitAllocation.Options.best(BitAllocation.Options.budget(5), older, 128)).hasMessageContaining("no sample for the loss probe");
+    }
+
+    /**
+     * A whole-file budget counts every byte of the packed tensors over every weight of the model, as llama.cpp's
+     * bits per weight do: the plan covers the embedding and classifier too, the bytes it counts are the bytes pack
+     * writes, they stay under the budget and fill it to within a channel; with budget enough, the allocator keeps
+     * the embedding and classifier in float16.
+     */
+    @Test
+    void wholeFileBudgetCountsTheBytesPackWrites(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        CalibrationStats stats = StoriesFixture.storiesStats();
+        try (Checkpoint c = StoriesFixture.stories260K()) {
+            long weights = 0;
+            // llama2.c's RoPE tables are not weights; the classifier is tied, so the embedding counts once
+            for (var t : c.tensors().entrySet()) if (!t.getKey().startsWith("freq_cis")) weights += t.getValue().elements();
+            assertThat(c.config().tiedEmbeddings()).isTrue();
+            BitAllocation.Options whole = BitAllocation.Options.fileBudget(5).scope(BitAllocation.Scope.MODEL).outputWeighted(true);
+            BitPlan plan = BitAllocation.allocate(c, stats, whole, (d, n, name) -> {});
+            assertThat(plan.tensors()).extracting(TensorPlan::name).contains("token_embd.weight", "output.weight");
+            assertThat(plan.tensor("token_embd.weight").alpha()).isNull();
+            assertThat(plan.wholeFile().weights()).isEqualTo(weights);
+            assertThat(plan.wholeFile().float16()).isEmpty();
+            assertThat(8.0 * plan.wholeFile().bytes()).isLessThanOrEqualTo(5.0 * weights).isGreaterThan(5.0 * weights - 8 * 64);
+            assertThat(BitPlanJson.fromBytes(BitPlanJson.toBytes(plan))).isEqualTo(plan);
+            assertThat(packedTensorBytes(c, stats, plan, dir.resolve("five.jqw"))).isEqualTo(plan.wholeFile().bytes());
+
+            // every channel at 8 bits leaves room at 15: the tied pair goes to float16, one tensor in place of two
+            BitAllocation.Options wide = BitAllocation.Options.fileBudget(15).scope(BitAllocation.Scope.MODEL).outputWeighted(true)
+                    .smoothing(SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f));
+            BitPlan f16 = BitAllocation.allocate(c, stats, wide, (d, n, name) -> {});
+            assertThat(f16.wholeFile().float16()).containsExactlyInAnyOrder("output", "token_embd");
+            assertThat(f16.tensors()).extracting(TensorPlan::name).doesNotContain("token_embd.weight", "output.weight");
+            assertThat(f16.averageBits()).isEqualTo(8);
+            assertThat(packedTensorBytes(c, stats, f16, dir.resolve("wide.jqw"))).isEqualTo(f16.wholeFile().bytes());
+
+            assertThatThrownBy(() -> BitAllocation.allocate(c, stats, BitAllocation.Options.fileBudget(1.5).scope(BitAllocation.Scope.MODEL)
+                    .smoothing(SmoothingChoice.fixed(SmoothingRule.EDGEFLOW, 0.5f)), (d, n, name) -> {}))
+                    .hasMessageContaining("less than the file's smallest");
+            assertThatThrownBy(() -> BitAllocation.allocate(c, stats, BitAllocation.Options.fileBudget(5), (d, n, name) -> {}))
+                    .hasMessageContaining("needs greedy widths at model scope");
+            assertThatThrownBy(() -> BitAllocation.allocate(c, null, whole.outputWeighted(false), (d, n, name) -> {}))
+                    .hasMessageContaining("and calibration stats");
+        }
+    }
+
+    /** The bytes of the tensors of {@code plan} packed (as pack packs a whole-file plan) into {@code file}, checked by verify. */
+    private static long packedTensorBytes(Checkpoint c, CalibrationStats stats, BitPlan plan, java.nio.file.Path file) throws Exception {
+        jquant.calibration.StatsSmoothing smoothing = jquant.calibration.StatsSmoothing.of(c, stats, plan);
+        jquant.pack.model.ModelPacker.pack(c, new jquant.pack.model.ModelPacker.Options(plan, jquant.pack.model.ModelPacker.wholeFileKeep(plan),
+                jquant.pack.model.ModelPacker.KeepType.f16, smoothing), file, (d, n, name) -> {});
+        assertThat(jquant.pack.model.PackedModelVerifier.verify(file, c, smoothing, (d, n, name) -> {}).problems()).as("verify").isEmpty();
+        assertThatThrownBy(() -> jquant.pack.model.ModelPacker.pack(c, new jquant.pack.model.ModelPacker.Options(plan, jquant.pack.model.ModelPacker.KEEPABLE,
+                jquant.pack.model.ModelPacker.KeepType.q8, smoothing), file.resolveSibling("kept.jqw"), (d, n, name) -> {}))
+                .hasMessageContaining("pack it without --keep and --keep-type");
+        try (jquant.formats.jqw.JqwFile f = jquant.formats.jqw.JqwFile.open(file)) {
+            return jquant.pack.model.PackedFileReport.describe(f).tensors().stream().mapToLong(jquant.pack.model.PackedFileReport.TensorRow::bytes).sum();
+        }
     }
 }

@@ -227,6 +227,7 @@ public final class ModelPacker {
         Vocabulary vocabulary = source.vocabulary().orElseThrow(() -> new IllegalArgumentException(
                 source.source() + ": no tokenizer found; a packed file must carry one (pass --tokenizer)"));
         checkKeep(c, options.keep());
+        checkWholeFile(options);
         checkPlan(source, options);
         List<Stage> stages = stages(c);
         int total = stages.stream().mapToInt(s -> s.entries().size()).sum();
@@ -328,6 +329,34 @@ public final class ModelPacker {
         List<String> names = new ArrayList<>(List.of(e.name(), e.name() + ".weight"));
         source.sourceName(e.kind(), e.layer()).filter(n -> !names.contains(n)).ifPresent(names::add);
         return names;
+    }
+
+    /**
+     * The tensors a whole-file plan keeps in float16 ({@link BitPlan.WholeFile#float16}): the allocator chose
+     * the embedding's and the classifier's encodings, so the pack keeps exactly those, in float16.
+     */
+    public static Set<TensorKind> wholeFileKeep(BitPlan plan) {
+        Set<TensorKind> keep = EnumSet.noneOf(TensorKind.class);
+        for (String name : plan.wholeFile().float16()) {
+            TensorKind kind = KEEPABLE.stream().filter(k -> k.canonicalName(0).equals(name)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("the plan keeps " + name + " in float16, which is not token_embd or output"));
+            keep.add(kind);
+        }
+        return keep;
+    }
+
+    /** A whole-file plan is packed with the encodings it chose, else the file would not be the size it counted. */
+    private static void checkWholeFile(Options options) {
+        if (options.plan().wholeFile() == null) return;
+        Set<TensorKind> keep = wholeFileKeep(options.plan());
+        if (!options.keep().equals(keep) || !keep.isEmpty() && options.keepType() != KeepType.f16) {
+            throw new IllegalArgumentException("the plan's budget counts the whole file and chose the embedding's and classifier's encodings "
+                    + (keep.isEmpty() ? "(both in the plan)" : "(" + plan16(options.plan()) + " in float16)") + ": pack it without --keep and --keep-type");
+        }
+    }
+
+    private static String plan16(BitPlan plan) {
+        return String.join(" and ", plan.wholeFile().float16());
     }
 
     private static void checkKeep(ModelConfig c, Set<TensorKind> keep) {
