@@ -401,12 +401,7 @@ public final class Perplexity {
                 if (base != null) {
                     double baseLse = logSumExp(baseLogits, off, vocab, start + first + j);
                     baseNll[scored] = baseLse - baseLogits[off + target];
-                    double d = 0;
-                    for (int t = 0; t < vocab; t++) {
-                        double logBase = baseLogits[off + t] - baseLse;
-                        d += Math.exp(logBase) * (logBase - (logits[off + t] - lse));
-                    }
-                    kl[scored] = d;
+                    kl[scored] = divergence(baseLogits, baseLse, logits, lse, off, vocab);
                     sameTop[scored] = argmax(logits, off, vocab) == argmax(baseLogits, off, vocab);
                 }
                 scored++;
@@ -499,8 +494,24 @@ public final class Perplexity {
         }
     }
 
-    /** log Σ exp(logits), shifted by the maximum; a non-finite logit is an error, never a NaN result. */
-    private static double logSumExp(float[] logits, int off, int vocab, int position) {
+    /**
+     * KL(base ‖ model) at one position: the rows of logits at {@code off} of both models and their
+     * {@link #logSumExp}s, so each model's log-probabilities are its logits less that.
+     */
+    public static double divergence(float[] baseLogits, double baseLse, float[] logits, double lse, int off, int vocab) {
+        double d = 0;
+        for (int t = 0; t < vocab; t++) {
+            double logBase = baseLogits[off + t] - baseLse;
+            d += Math.exp(logBase) * (logBase - (logits[off + t] - lse));
+        }
+        return d;
+    }
+
+    /**
+     * log Σ exp(logits[off … off + vocab)), shifted by the maximum; a non-finite logit is an error naming
+     * {@code position} (the row's place in the text), never a NaN result.
+     */
+    public static double logSumExp(float[] logits, int off, int vocab, int position) {
         float max = Float.NEGATIVE_INFINITY;
         for (int t = 0; t < vocab; t++) {
             float v = logits[off + t];

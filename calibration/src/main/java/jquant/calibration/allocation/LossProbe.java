@@ -9,6 +9,7 @@ import jquant.runtime.InferenceSession;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.LlamaModel;
+import jquant.runtime.Perplexity;
 import jquant.runtime.Tokenizer;
 
 import java.util.ArrayList;
@@ -23,9 +24,9 @@ import java.util.Map;
  *
  * <p>The text is cut into windows as calibration cuts it (each window from an empty cache, BOS in
  * place of the first token of every window after the first). The float model runs once, layer by
- * layer, keeping every layer's input hidden states and the final log-probabilities, so probing a
+ * layer, keeping every layer's input hidden states and the final logits, so probing a
  * matrix of layer {@code l} reruns only layers {@code l … L−1} and the classifier. Every position of a
- * window is scored. The forward pass and the per-position sums do not depend on the thread count, so
+ * window is scored, with eval's divergence ({@link Perplexity#divergence}). The forward pass and the per-position sums do not depend on the thread count, so
  * the same text gives the same divergences on any machine.
  */
 final class LossProbe {
@@ -40,8 +41,9 @@ final class LossProbe {
     /** {@code finals[w]}: window w's hidden states leaving the last layer, before the final norm. */
     private final float[][] finals;
     private final int dim;
-    /** Per window, the unchanged model's log-probabilities, {@code [n][vocab]}. */
-    private final float[][] baseLogProbs;
+    /** Per window, the unchanged model's logits, {@code [n][vocab]}, and their log-sum-exp per position. */
+    private final float[][] baseLogits;
+    private final double[][] baseLse;
     private final Map<String, Replaceable> linears = new HashMap<>();
     private final Compute compute;
     private final InferenceSession session;
@@ -78,7 +80,8 @@ final class LossProbe {
         this.dim = checkpoint.config().dim();
         inputs = new float[layers][windows.size()][];
         finals = new float[windows.size()][];
-        baseLogProbs = new float[windows.size()][];
+        baseLogits = new float[windows.size()][];
+        baseLse = new double[windows.size()][];
         for (int w = 0; w < windows.size(); w++) {
             int n = windows.get(w).length;
             float[] h = new float[n * dim];
@@ -88,9 +91,9 @@ final class LossProbe {
                 session.forwardBlock(l, h, n);
             }
             finals[w] = h.clone();
-            float[] logits = session.logits(h, n);
-            logSoftmax(logits, n);
-            baseLogProbs[w] = logits;
+            baseLogits[w] = session.logits(h, n);
+            baseLse[w] = new double[n];
+            for (int i = 0; i < n; i++) baseLse[w][i] = Perplexity.logSumExp(baseLogits[w], i * vocab, vocab, i);
         }
     }
 
@@ -136,42 +139,16 @@ final class LossProbe {
             for (int l = first; l < layers; l++) session.forwardBlock(l, h, n);
             float[] logits = session.logits(h, n);
             double[] kl = new double[n];
-            float[] base = baseLogProbs[w];
+            float[] base = baseLogits[w];
+            double[] lse = baseLse[w];
             WorkerPool.current().forRange(n, 4L * vocab, (worker, start, end) -> {
-                for (int i = start; i < end; i++) kl[i] = divergence(base, logits, i * vocab, vocab);
+                for (int i = start; i < end; i++) {
+                    kl[i] = Perplexity.divergence(base, lse[i], logits, Perplexity.logSumExp(logits, i * vocab, vocab, i), i * vocab, vocab);
+                }
             });
             for (double d : kl) sum += d;
         }
         return sum / tokens();
-    }
-
-    /** KL(p ‖ q) of one position: {@code logP} log-probabilities, {@code logits} q's unnormalised logits. */
-    private static double divergence(float[] logP, float[] logits, int off, int vocab) {
-        double max = Double.NEGATIVE_INFINITY;
-        for (int t = 0; t < vocab; t++) max = Math.max(max, logits[off + t]);
-        double z = 0;
-        for (int t = 0; t < vocab; t++) z += Math.exp(logits[off + t] - max);
-        double lse = max + Math.log(z);
-        double d = 0;
-        for (int t = 0; t < vocab; t++) {
-            double lp = logP[off + t];
-            d += Math.exp(lp) * (lp - (logits[off + t] - lse));
-        }
-        return d;
-    }
-
-    /** Each of the {@code n} rows of logits, in place, minus its log-sum-exp. */
-    private static void logSoftmax(float[] logits, int n) {
-        int vocab = logits.length / n;
-        for (int i = 0; i < n; i++) {
-            int off = i * vocab;
-            double max = Double.NEGATIVE_INFINITY;
-            for (int t = 0; t < vocab; t++) max = Math.max(max, logits[off + t]);
-            double z = 0;
-            for (int t = 0; t < vocab; t++) z += Math.exp(logits[off + t] - max);
-            float lse = (float) (max + Math.log(z));
-            for (int t = 0; t < vocab; t++) logits[off + t] -= lse;
-        }
     }
 
     /** A model's linear layer whose weights the probe can replace for one run and put back. */
