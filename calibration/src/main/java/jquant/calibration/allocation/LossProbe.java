@@ -3,6 +3,7 @@ package jquant.calibration.allocation;
 import jquant.core.WorkerPool;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
+import jquant.formats.Vocabulary;
 import jquant.runtime.Compute;
 import jquant.runtime.DenseF32Weights;
 import jquant.runtime.InferenceSession;
@@ -10,7 +11,6 @@ import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Perplexity;
-import jquant.runtime.Tokenizer;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,8 +54,9 @@ final class LossProbe {
      * @throws IllegalArgumentException if the checkpoint has no vocabulary, there are fewer than 2 tokens or one is not in the vocabulary
      */
     LossProbe(Checkpoint checkpoint, int[] tokens) {
-        Tokenizer tokenizer = Tokenizer.of(checkpoint.vocabulary().orElseThrow(
-                () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs (its BOS)")));
+        // Only the vocabulary's BOS is needed (the tokens come encoded): a tokenizer would parse a BPE vocabulary's merges again.
+        Vocabulary vocabulary = checkpoint.vocabulary().orElseThrow(
+                () -> new IllegalArgumentException(checkpoint.source() + ": no tokenizer vocabulary, which the loss probe needs (its BOS)"));
         if (tokens.length < 2) throw new IllegalArgumentException("the sensitivity sample has only " + tokens.length + " token(s)");
         this.layers = checkpoint.config().layers();
         this.vocab = checkpoint.config().vocabSize();
@@ -63,7 +64,7 @@ final class LossProbe {
             if (t < 0 || t >= vocab) throw new IllegalArgumentException("the sensitivity sample has token id " + t + ", outside the vocabulary of " + vocab);
         }
         int context = Math.min(CONTEXT, checkpoint.config().maxSeqLen());
-        int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
+        int bos = vocabulary.addBos() && vocabulary.bos() >= 0 ? vocabulary.bos() : -1;
         for (int start = 0; start < tokens.length; start += context) {
             int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
             if (start > 0 && bos >= 0) window[0] = bos;
