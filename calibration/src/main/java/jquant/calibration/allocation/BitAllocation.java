@@ -37,7 +37,11 @@ import java.util.List;
  *       (per-channel round-to-nearest as plain per-channel quantization does it; the baselines).</li>
  *   <li>{@link Scope#TENSOR}: every tensor gets the budget on its own (the paper).</li>
  *   <li>{@link Scope#MODEL}: one budget over all weights of the block matrices (one allocator run);
- *       the classifier, usually kept float32, meets the budget on its own.</li>
+ *       the classifier, usually kept out of the plan by pack, meets the budget on its own.</li>
+ *   <li>{@code wholeFile} (with {@link Scope#MODEL}): the budget counts every byte of the packed file's tensors
+ *       over every weight of the model, as llama.cpp's bits per weight do ({@link WholeFileBudget}); the embedding
+ *       and classifier join the blocks in one allocator run, each channel at its stored cost, and either may
+ *       end in float16 when all its channels reached 8 bits and the budget pays the rest.</li>
  *   <li>{@code weighted}: channel errors are weighted per input column by the E[x²] the smoothed
  *       weights see, {@code E[(x/f)²] = E[x²] / f²} ({@link RelativeError}'s importance).</li>
  *   <li>{@code outputWeighted}: each channel's error is weighted by its share of the layer's output
@@ -267,20 +271,20 @@ public final class BitAllocation {
         SmoothedModel smoothed = stats == null ? null : Smoothing.apply(checkpoint, stats, options.smoothing().rule(),
                 options.smoothing().alphas(stats, options.alphaBudget()), options.smoothing().inputClips(stats, options.alphaBudget()));
         List<Linear> linears = planned(checkpoint.config().layers(), options);
-        BitPlan.WholeFile[] whole = new BitPlan.WholeFile[1];
-        List<TensorPlan> allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
-                : greedy(checkpoint, smoothed, linears, options, progress, whole);
+        Allocated allocated = options.widths() == Widths.UNIFORM ? uniform(checkpoint, linears, options, progress)
+                : greedy(checkpoint, smoothed, linears, options, progress);
+        BitPlan.WholeFile whole = allocated.wholeFile();
         List<TensorPlan> plans = new ArrayList<>();
-        for (int i = 0; i < allocated.size(); i++) {
-            TensorPlan p = allocated.get(i);
+        for (int i = 0; i < allocated.plans().size(); i++) {
+            TensorPlan p = allocated.plans().get(i);
             Linear l = linears.get(i);
-            if (whole[0] != null && whole[0].float16().contains(l.kind().canonicalName(l.layer()))) continue;
+            if (whole != null && whole.float16().contains(l.kind().canonicalName(l.layer()))) continue;
             boolean smooths = smoothed != null && l.kind() != TensorKind.EMBEDDING;
             Double alpha = smooths ? (double) smoothed.alpha(l.kind(), l.layer()) : null;
             Double clip = smooths ? (double) smoothed.inputClip(l.kind(), l.layer()) : null;
             plans.add(new TensorPlan(p.name(), p.rows(), p.cols(), p.bits(), p.metric(), alpha, clip));
         }
-        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint), whole[0]);
+        return new BitPlan(options.budget(), plans, smoothed == null ? null : smoothed.rule(), ModelFingerprint.id(checkpoint), whole);
     }
 
     /** The tensors a plan covers: {@link #linears}, and with a whole-file budget the embedding first (file order). */
@@ -291,8 +295,10 @@ public final class BitAllocation {
         return out;
     }
 
-    private static List<TensorPlan> greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, ProgressListener progress,
-                                           BitPlan.WholeFile[] whole) {
+    /** Widths of every planned tensor, in order, and with a whole-file budget what the file's tensors will take. */
+    private record Allocated(List<TensorPlan> plans, BitPlan.WholeFile wholeFile) {}
+
+    private static Allocated greedy(Checkpoint checkpoint, SmoothedModel smoothed, List<Linear> linears, Options options, ProgressListener progress) {
         // Tensor scope allocates each table as it is made, so only the plans (a byte a channel) outlive their tensor;
         // model scope needs every table at once.
         List<ErrorTable> tables = new ArrayList<>();
@@ -306,10 +312,8 @@ public final class BitAllocation {
             float[] importance = options.weighted() && !embedding ? importance(smoothed, l) : null;
             ErrorTable table = RelativeError.table(l.name(), weights, t.rows(), t.cols(), options.metric(), importance);
             if (options.outputWeighted()) {
-                double[] shares = new double[t.rows()];
-                if (embedding) Arrays.fill(shares, 1.0 / t.rows());
-                else shares = outputShares(t.toFloats(), t.rows(), t.cols(), smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare());
-                table = table.weighted(shares);
+                table = table.weighted(embedding ? uniformShares(t.rows())
+                        : outputShares(t.toFloats(), t.rows(), t.cols(), smoothed.stats().group(LinearGroup.of(l.kind()), l.layer()).inputMeanSquare()));
             }
             if (probe != null && (l.kind().isBlockLinear() || options.wholeFile())) {
                 double[] s = new double[t.rows()];
@@ -322,21 +326,14 @@ public final class BitAllocation {
             t.unload();
             if (l.kind() == TensorKind.W_DOWN) Memory.layerDone(Float.BYTES * checkpoint.config().layerWeights());
         }
-        if (options.scope() == Scope.TENSOR) return plans;
-        if (options.wholeFile()) {
-            WholeFileAllocation a = wholeFile(checkpoint.config(), linears, tables, options.budget());
-            whole[0] = a.counted();
-            return a.plans();
-        }
+        if (options.scope() == Scope.TENSOR) return new Allocated(plans, null);
+        if (options.wholeFile()) return wholeFile(checkpoint.config(), linears, tables, options.budget());
         // The classifier (last) keeps a budget of its own: it is usually kept float32 (pack --keep), and
         // bits the shared budget gave or took there would change the size of the packed blocks.
         List<TensorPlan> blocks = new ArrayList<>(GreedyBitAllocator.allocate(tables.subList(0, tables.size() - 1), options.budget()).tensors());
         blocks.add(GreedyBitAllocator.allocate(tables.getLast(), options.budget()));
-        return blocks;
+        return new Allocated(blocks, null);
     }
-
-    /** Widths of every planned tensor and what the file's tensors will take. */
-    private record WholeFileAllocation(List<TensorPlan> plans, BitPlan.WholeFile counted) {}
 
     /**
      * One budget over the file's bytes ({@link WholeFileBudget}): the float32 vectors and every planned
@@ -344,7 +341,7 @@ public final class BitAllocation {
      * at its stored size), and then the classifier, then the embedding, goes to float16 if all its channels
      * reached 8 bits and what is left pays the difference (a tied pair only together, as one tensor).
      */
-    private static WholeFileAllocation wholeFile(ModelConfig c, List<Linear> linears, List<ErrorTable> tables, double budget) {
+    private static Allocated wholeFile(ModelConfig c, List<Linear> linears, List<ErrorTable> tables, double budget) {
         long weights = WholeFileBudget.modelWeights(c);
         long fixed = WholeFileBudget.vectorBytes(c);
         for (ErrorTable t : tables) fixed += WholeFileBudget.channelOverhead(t.rows());
@@ -382,7 +379,7 @@ public final class BitAllocation {
             if (!float16.contains(kind.canonicalName(linears.get(i).layer()))) bytes += WholeFileBudget.bytes(plans.get(i));
             else if (!(c.tiedEmbeddings() && kind == TensorKind.HEAD)) bytes += WholeFileBudget.float16Bytes(tables.get(i));
         }
-        return new WholeFileAllocation(plans, new BitPlan.WholeFile(weights, bytes, float16));
+        return new Allocated(plans, new BitPlan.WholeFile(weights, bytes, float16));
     }
 
     private static boolean allEight(TensorPlan p) {
@@ -411,7 +408,7 @@ public final class BitAllocation {
     }
 
     /** Every channel of every tensor at the budget's width. */
-    private static List<TensorPlan> uniform(Checkpoint checkpoint, List<Linear> linears, Options options, ProgressListener progress) {
+    private static Allocated uniform(Checkpoint checkpoint, List<Linear> linears, Options options, ProgressListener progress) {
         List<TensorPlan> plans = new ArrayList<>();
         for (Linear l : linears) {
             Tensor t = checkpoint.tensor(l.kind(), l.layer());
@@ -420,7 +417,14 @@ public final class BitAllocation {
             plans.add(new TensorPlan(l.name(), t.rows(), t.cols(), bits, options.metric(), null));
             progress.update(plans.size(), linears.size(), l.name());
         }
-        return plans;
+        return new Allocated(plans, null);
+    }
+
+    /** An equal share of the output for every channel: the embedding's rows, each a token's whole input. */
+    private static double[] uniformShares(int rows) {
+        double[] c = new double[rows];
+        Arrays.fill(c, 1.0 / rows);
+        return c;
     }
 
     /**
