@@ -115,13 +115,7 @@ public final class Calibrator {
                     options.secondMoments() ? ", E[x·xᵀ] included" : "", Memory.format(options.memory()), Memory.gibibytesFor(fixed)));
         }
 
-        List<int[]> windows = new ArrayList<>();
-        int bos = tokenizer.addsBos() ? tokenizer.bos() : -1;
-        for (int start = 0; start < tokens.length; start += context) {
-            int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
-            if (start > 0 && bos >= 0) window[0] = bos;
-            windows.add(window);
-        }
+        List<int[]> windows = windows(tokens, context, tokenizer.addsBos() ? tokenizer.bos() : -1);
         Compute compute = Compute.vector();
         ActivationRecorder recorder = new ActivationRecorder(compute, options.sampleTokens(), options.seed(), options.secondMoments());
         LlamaModel model = LlamaModel.load(checkpoint, compute, recorder);
@@ -220,5 +214,19 @@ public final class Calibrator {
         SecondMoment secondMoment = in.meanSecondMoment();
         if (secondMoment instanceof SecondMoment.Held held) ActivationRecorder.checkFinite(name + " input x·xᵀ", held.triangle());
         return new GroupStats(g, layer, in.max, meanSquare, alphas, secondMoment);
+    }
+
+    /**
+     * {@code tokens} cut into windows of {@code context} (the last may be shorter), each to run from an empty
+     * cache, every window after the first with {@code bos} in place of its first token (none when {@code bos} &lt; 0).
+     */
+    public static List<int[]> windows(int[] tokens, int context, int bos) {
+        List<int[]> windows = new ArrayList<>();
+        for (int start = 0; start < tokens.length; start += context) {
+            int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
+            if (start > 0 && bos >= 0) window[0] = bos;
+            windows.add(window);
+        }
+        return windows;
     }
 }

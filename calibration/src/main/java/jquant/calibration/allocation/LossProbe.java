@@ -1,5 +1,6 @@
 package jquant.calibration.allocation;
 
+import jquant.calibration.Calibrator;
 import jquant.core.WorkerPool;
 import jquant.formats.Checkpoint;
 import jquant.formats.TensorKind;
@@ -11,9 +12,8 @@ import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeightsFactory;
 import jquant.runtime.LlamaModel;
 import jquant.runtime.Perplexity;
+import jquant.runtime.TokenEmbedding;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +35,7 @@ final class LossProbe {
 
     private final int layers;
     private final int vocab;
-    private final List<int[]> windows = new ArrayList<>();
+    private final List<int[]> windows;
     /** {@code inputs[l][w]}: window w's hidden states entering layer l. */
     private final float[][][] inputs;
     /** {@code finals[w]}: window w's hidden states leaving the last layer, before the final norm. */
@@ -65,11 +65,7 @@ final class LossProbe {
         }
         int context = Math.min(CONTEXT, checkpoint.config().maxSeqLen());
         int bos = vocabulary.addBos() && vocabulary.bos() >= 0 ? vocabulary.bos() : -1;
-        for (int start = 0; start < tokens.length; start += context) {
-            int[] window = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + context));
-            if (start > 0 && bos >= 0) window[0] = bos;
-            windows.add(window);
-        }
+        this.windows = Calibrator.windows(tokens, context, bos);
         this.compute = Compute.vector();
         LinearWeightsFactory inPlace = LinearWeightsFactory.inPlace(compute);
         LlamaModel model = LlamaModel.load(checkpoint, compute, (kind, layer, tensor) -> {
@@ -127,7 +123,8 @@ final class LossProbe {
     private float[] embedded(int w, float[] table) {
         int[] tokens = windows.get(w);
         float[] h = new float[tokens.length * dim];
-        for (int i = 0; i < tokens.length; i++) System.arraycopy(table, tokens[i] * dim, h, i * dim, dim);
+        TokenEmbedding rows = TokenEmbedding.of(table, dim);
+        for (int i = 0; i < tokens.length; i++) rows.lookup(tokens[i], h, i * dim);
         return h;
     }
 

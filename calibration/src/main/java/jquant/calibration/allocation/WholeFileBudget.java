@@ -9,8 +9,6 @@ import jquant.quantize.ErrorTable;
 import jquant.quantize.GreedyBitAllocator;
 import jquant.quantize.TensorPlan;
 
-import java.util.Set;
-
 /**
  * The bytes a packed model's tensors take, counted as llama.cpp counts bits per weight: every byte of
  * every tensor (weightlet data with its float32 scales and 4-bit widths, float16 tensors, float32 norms
@@ -66,9 +64,6 @@ final class WholeFileBudget {
     static long float16Bytes(ErrorTable table) {
         return 2L * table.rows() * table.cols();
     }
-
-    /** The kinds a whole-file plan may keep in float16. */
-    static final Set<TensorKind> FLOAT16 = Set.of(TensorKind.EMBEDDING, TensorKind.HEAD);
 
     private static long elements(TensorKind kind, ModelConfig c) {
         long n = 1;
