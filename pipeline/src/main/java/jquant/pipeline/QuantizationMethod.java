@@ -1,5 +1,6 @@
 package jquant.pipeline;
 
+import jquant.calibration.CalibrationStats;
 import jquant.calibration.allocation.BitAllocation;
 import jquant.calibration.allocation.SmoothingChoice;
 import jquant.quantize.Rounding;
@@ -60,16 +61,25 @@ public enum QuantizationMethod {
         this.recipe = recipe;
     }
 
-    /** How this method allocates a plan at {@code budget} (the paper's APPROX metric), but for the loss sensitivity, which needs a text. */
+    /** How this method allocates a plan at {@code budget} (the paper's APPROX metric), but for the loss sensitivity, which needs calibration's sample. */
     public BitAllocation.Options allocation(double budget) {
         return BitAllocation.Options.budget(budget).scope(scope).outputWeighted(outputWeighted).widths(widths).smoothing(smoothing);
     }
 
-    /** How this method allocates a plan at {@code budget}, its loss sensitivity (if it uses one) probed on {@code calibrationText}. */
-    public BitAllocation.Options allocation(double budget, String calibrationText) {
-        BitAllocation.Options options = allocation(budget);
-        return lossSensitive ? options.sensitivity(BitAllocation.Sensitivity.ofText(calibrationText, BitAllocation.Sensitivity.DEFAULT_TOKENS)) : options;
+    /**
+     * How this method allocates a plan at {@code budget}, its loss sensitivity (if it uses one) probed on the sample of the
+     * calibration text {@code stats} recorded, as {@code jquant allocate}'s default probes it.
+     *
+     * @throws IllegalArgumentException if the method needs the sample and the stats have none ({@link CalibrationStats#hasProbeTokens})
+     */
+    public BitAllocation.Options allocation(double budget, CalibrationStats stats) {
+        if (!lossSensitive) return allocation(budget);
+        int sample = stats.hasProbeTokens() ? stats.probeTokens().length : 0;
+        return BitAllocation.Options.best(allocation(budget), stats, Math.min(BitAllocation.Sensitivity.DEFAULT_TOKENS, sample));
     }
+
+    /** Whether the method weighs tensors by the loss probe, which runs calibration's recorded sample. */
+    public boolean lossSensitive() { return lossSensitive; }
 
     public Rounding rounding() { return rounding; }
 

@@ -455,9 +455,12 @@ public final class Sweep {
             CalibrationStats stats = CalibrationStatsFile.read(statsFile);
             Smoothing.checkBelongs(checkpoint, stats);
             boolean searched = o.methods().stream().anyMatch(QuantizationMethod::searchesAlpha);
-            if ((searched && !stats.budgets().containsAll(o.budgets())) || (o.calibration().secondMoments() && !stats.hasSecondMoments())) {
+            boolean probed = o.methods().stream().anyMatch(QuantizationMethod::lossSensitive);
+            if ((searched && !stats.budgets().containsAll(o.budgets())) || (o.calibration().secondMoments() && !stats.hasSecondMoments())
+                    || (probed && !stats.hasProbeTokens())) {
                 throw new IllegalArgumentException(statsFile + " was calibrated for budgets " + CalibrationStats.budgetList(stats.budgets())
-                        + (stats.hasSecondMoments() ? "" : " without E[x·xᵀ]") + ", which this sweep's budgets or methods outgrow: delete it to calibrate again");
+                        + (stats.hasSecondMoments() ? "" : " without E[x·xᵀ]") + (stats.hasProbeTokens() ? "" : " without the loss probe's sample")
+                        + ", which this sweep's budgets or methods outgrow: delete it to calibrate again");
             }
             return stats;
         }
@@ -548,7 +551,7 @@ public final class Sweep {
         Path planFile = dir.resolve("plan.json"), packed = dir.resolve("model.jqw"), verified = dir.resolve("verified");
         if (!Files.exists(planFile)) {
             listener.working(cell, "allocate");
-            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget, Evaluation.readText(o.calibrationData())), (d, n, name) -> {}), planFile);
+            BitPlanJson.write(BitAllocation.allocate(checkpoint, stats, method.allocation(budget, stats), (d, n, name) -> {}), planFile);
         }
         BitPlan plan = BitPlanJson.read(planFile);
         StatsSmoothing smoothing = StatsSmoothing.of(checkpoint, stats, plan);
