@@ -1,13 +1,8 @@
 package jquant.runtime.ternary;
 
-import static jdk.incubator.vector.VectorOperators.ADD;
-import static jdk.incubator.vector.VectorOperators.ASHR;
-import static jdk.incubator.vector.VectorOperators.LSHL;
 import static jdk.incubator.vector.VectorOperators.MAX;
 
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.ShortVector;
 
 /**
  * One activation column quantized to int8 per block of {@value #BLOCK}: {@code scale = max|x| / 127},
@@ -33,28 +28,10 @@ public final class ActivationBlocks {
     private final float[] scales;
     private final int[] sums;
 
-    private ActivationBlocks(byte[] q, float[] scales) {
-        if (q.length == 0 || q.length % BLOCK != 0) {
-            throw new IllegalArgumentException("activation length " + q.length + " is not a positive multiple of " + BLOCK);
-        }
-        if (scales.length != q.length / BLOCK) {
-            throw new IllegalArgumentException(scales.length + " scales for " + q.length / BLOCK + " blocks");
-        }
+    private ActivationBlocks(byte[] q, float[] scales, int[] sums) {
         this.q = q;
         this.scales = scales;
-        this.sums = new int[scales.length];
-        for (int b = 0; b < sums.length; b++) {
-            ShortVector sum = ShortVector.zero(Simd.S);
-            for (int i = b * BLOCK; i < (b + 1) * BLOCK; i += Simd.VB) {
-                ByteVector v = ByteVector.fromArray(Simd.B, q, i);
-                if (v.eq(Byte.MIN_VALUE).anyTrue()) {
-                    throw new IllegalArgumentException("activation " + (i + v.eq(Byte.MIN_VALUE).firstTrue()) + " is -128; the range is ±127");
-                }
-                ShortVector pairs = v.reinterpretAsShorts();
-                sum = sum.add(pairs.lanewise(LSHL, 8).lanewise(ASHR, 8)).add(pairs.lanewise(ASHR, 8));
-            }
-            sums[b] = sum.reduceLanes(ADD);   // |sum| ≤ 128 · 127: exact in a short
-        }
+        this.sums = sums;
     }
 
     /** Quantizes one float column; a non-finite value is an error, an all-zero block gets scale 0. */
@@ -71,6 +48,7 @@ public final class ActivationBlocks {
         if (cols <= 0 || cols % BLOCK != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + BLOCK);
         byte[] q = new byte[cols];
         float[] scales = new float[cols / BLOCK];
+        int[] sums = new int[cols / BLOCK];
         int w = Simd.F.length();
         int[] rounded = new int[BLOCK];
         for (int b = 0; b < scales.length; b++) {
@@ -89,18 +67,34 @@ public final class ActivationBlocks {
             for (int i = 0; i < BLOCK; i += w) {
                 FloatVector.fromArray(Simd.F, x, at + i).div(scale).add(ROUND).reinterpretAsInts().sub(ROUND_BITS).intoArray(rounded, i);
             }
-            for (int i = 0; i < BLOCK; i++) q[b * BLOCK + i] = (byte) rounded[i];
+            int sum = 0;   // a plain loop: C2 vectorizes it, where ShortVector shifts ran the Vector API's slow path
+            for (int i = 0; i < BLOCK; i++) {
+                q[b * BLOCK + i] = (byte) rounded[i];
+                sum += rounded[i];
+            }
+            sums[b] = sum;
         }
-        return new ActivationBlocks(q, scales);
+        return new ActivationBlocks(q, scales, sums);
     }
 
     /** Integer activations given directly (the integer oracle feeds these). */
     public static ActivationBlocks ofIntegers(byte[] q, float[] scales) {
-        return new ActivationBlocks(q.clone(), scales.clone());
+        if (q.length == 0 || q.length % BLOCK != 0) {
+            throw new IllegalArgumentException("activation length " + q.length + " is not a positive multiple of " + BLOCK);
+        }
+        if (scales.length != q.length / BLOCK) {
+            throw new IllegalArgumentException(scales.length + " scales for " + q.length / BLOCK + " blocks");
+        }
+        int[] sums = new int[scales.length];
+        for (int i = 0; i < q.length; i++) {
+            if (q[i] == Byte.MIN_VALUE) throw new IllegalArgumentException("activation " + i + " is -128; the range is ±127");
+            sums[i / BLOCK] += q[i];
+        }
+        return new ActivationBlocks(q.clone(), scales.clone(), sums);
     }
 
     /** An all-zero column of {@code cols} values: the padding of a partial prefill tile. */
-    static ActivationBlocks zeros(int cols) { return new ActivationBlocks(new byte[cols], new float[cols / BLOCK]); }
+    static ActivationBlocks zeros(int cols) { return new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]); }
 
     public int cols() { return q.length; }
 
