@@ -2,7 +2,6 @@ package jquant.runtime.kernels;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -228,20 +227,22 @@ public final class VectorKernels implements Kernels {
 
     @Override
     public void softmax(float[] x, int off, int len) {
-        int bound = F.loopBound(len);
-        FloatVector vmax = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
-        int k = 0;
-        for (; k < bound; k += LANES) vmax = vmax.max(FloatVector.fromArray(F, x, off + k));
-        float max = vmax.reduceLanes(VectorOperators.MAX);
-        for (; k < len; k++) max = Math.max(max, x[off + k]);
+        // Plain loops: in decode's profile C2 left this method's lanewise MAX, ADD and MUL on the Vector
+        // API's slow path (allocating per call). The sum keeps the vector kernels' order: LANES chains
+        // over k ≡ c, added first to last, then the tail.
+        float max = Float.NEGATIVE_INFINITY;
+        for (int k = off; k < off + len; k++) max = Math.max(max, x[k]);
         expShifted(x, off, len, max);
-        FloatVector vsum = FloatVector.zero(F);
-        for (k = 0; k < bound; k += LANES) vsum = vsum.add(FloatVector.fromArray(F, x, off + k));
-        float sum = laneSum(vsum);
-        for (; k < len; k++) sum += x[off + k];
+        int bound = F.loopBound(len);
+        float sum = 0f;
+        for (int c = 0; c < LANES; c++) {
+            float chain = 0f;
+            for (int k = c; k < bound; k += LANES) chain += x[off + k];
+            sum += chain;
+        }
+        for (int k = bound; k < len; k++) sum += x[off + k];
         float inv = 1f / sum;
-        for (k = 0; k < bound; k += LANES) FloatVector.fromArray(F, x, off + k).mul(inv).intoArray(x, off + k);
-        for (; k < len; k++) x[off + k] *= inv;
+        for (int k = off; k < off + len; k++) x[k] *= inv;
     }
 
     /**
