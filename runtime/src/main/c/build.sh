@@ -25,7 +25,9 @@ esac
 case "$machine" in
   x86_64*|amd64*)
     arch=x86_64
-    set -- "x86_avx512.c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c -mfma" "x86_avx2.c -mavx2 -mfma -mf16c" ;;
+    avx512="-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mf16c -mfma"
+    # x86_avx512.c twice: as it is, and with GFNI's byte maps for the weightlet unpacker (jq_*_avx512gfni)
+    set -- "x86_avx512.c $avx512" "x86_avx512.c $avx512 -mgfni -DJQK_GFNI" "x86_avx2.c -mavx2 -mfma -mf16c" ;;
   aarch64*|arm64*)
     arch=aarch64
     set -- "arm_neon.c -march=armv8.2-a+dotprod" ;;
@@ -42,13 +44,15 @@ trap 'rm -rf "$tmp"' EXIT
 # -ffp-contract=off: the float formula must round as the Java kernels do, never fused into an FMA.
 flags="-O2 -fPIC -fvisibility=hidden -ffp-contract=off -fno-strict-aliasing -std=c11 -Wall -Wextra -Werror"
 objects=""
+n=0
 for unit in "$@" "common.c"; do
   file=${unit%% *}
   target=""
   [ "$file" != "$unit" ] && target=${unit#* }
+  n=$((n + 1))
   # shellcheck disable=SC2086
-  "$cc" $flags $target -c "$src/$file" -o "$tmp/${file%.c}.o"
-  objects="$objects $tmp/${file%.c}.o"
+  "$cc" $flags $target -c "$src/$file" -o "$tmp/$n-${file%.c}.o"
+  objects="$objects $tmp/$n-${file%.c}.o"
 done
 # shellcheck disable=SC2086
 "$cc" $shared -o "$tmp/$lib" $objects

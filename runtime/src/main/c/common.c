@@ -13,7 +13,10 @@ JQK_EXPORT int32_t jq_isas(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) isas |= JQK_AVX2;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-            && __builtin_cpu_supports("avx512vnni")) isas |= JQK_AVX512_VNNI;
+            && __builtin_cpu_supports("avx512vnni")) {
+        isas |= JQK_AVX512_VNNI;
+        if (__builtin_cpu_supports("gfni")) isas |= JQK_AVX512_GFNI;
+    }
 #elif defined(__aarch64__) && defined(__linux__)
     if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) isas |= JQK_NEON_DOTPROD;
 #elif defined(__aarch64__) && defined(__APPLE__)

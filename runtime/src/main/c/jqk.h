@@ -23,6 +23,7 @@
 #define JQK_AVX2 1
 #define JQK_AVX512_VNNI 2
 #define JQK_NEON_DOTPROD 4
+#define JQK_AVX512_GFNI 8
 
 /* T2P (jquant.formats.quant.T2pBlock): 4 rows x 128 weights in 136 bytes, 4 fp16 row scales first. */
 #define T2P_BYTES 136

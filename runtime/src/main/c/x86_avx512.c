@@ -1,10 +1,15 @@
 /* AVX-512 kernels (F, BW, VL, VNNI): vpdpbusd multiplies 2-bit codes (unsigned bytes) by int8
-   activations and sums each four adjacent products into an int32 lane. */
+   activations and sums each four adjacent products into an int32 lane. Compiled twice: as it is
+   (jq_*_avx512) and with JQK_GFNI (jq_*_avx512gfni), whose weightlet unpacker uses GFNI's byte maps. */
 #include <immintrin.h>
 #include <stdlib.h>
 #include "jqk.h"
 
+#ifdef JQK_GFNI
+#define ISA(name) name##_avx512gfni
+#else
 #define ISA(name) name##_avx512
+#endif
 #define VEC_I __m512i
 #define VEC_F4 __m128
 #define VEC_F4_ZERO _mm_setzero_ps()
@@ -157,6 +162,66 @@ static inline __attribute__((always_inline)) __m512i wl_dot(__m512i acc, const i
     return _mm512_sub_epi32(acc, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, x0), k128, x1));
 }
 
+#ifdef JQK_GFNI
+/*
+ * A B-bit weightlet group unpacked by GF(2) affine maps (GFNI vgf2p8affineqb: each output bit of a byte
+ * is the parity of a chosen set of its input bits, XOR a constant), one map per plane and half group.
+ * Below 8 bits the int8 weight v = 2f - (2^B - 1) is an affine function of the field's bits: v's bit 0
+ * is 1, bit m + 1 is f's bit m (m < B - 1), and bits B..7 are the complement of f's top bit (the sign).
+ * So each plane's slot bits go straight to their places in v and the planes' results are XORed, the
+ * constant folded into the first map; at 8 bits the maps place the nibbles and 127 is subtracted. A
+ * 128-bit lane of a half group holds one stripe, and its matrix (a qword, twice) picks that stripe's slot.
+ */
+
+/* Field bit i of slot t of a b-bit plane: its input bit in the plane's byte (masked: only for i < b). */
+#define WL_IN(b, t, i) ((8 - (b) * ((t) + 1) + (i)) & 7)
+/* The matrix bits sending input bit `in` (field bit f) to its places in v: byte 7 - o of a matrix is output bit o. */
+#define WL_OUT(B, f, in)                                                                     \
+    ((B) == 8 ? (1ULL << (in)) << (8 * ((7 - (f)) & 7))                                      \
+     : (f) < (B) - 1 ? (1ULL << (in)) << (8 * ((6 - (f)) & 7))                               \
+     : (1ULL << (in)) * (0x0101010101010101ULL >> (8 * ((B) & 7))))
+#define WL_TERM(B, b, shift, t, i) ((i) < (b) ? WL_OUT(B, (shift) + (i), WL_IN(b, t, i)) : 0)
+/* The matrix of stripe s for a b-bit plane holding field bits shift .. shift + b - 1. */
+#define WL_MATRIX(B, b, shift, s)                                                                              \
+    (WL_TERM(B, b, shift, (s) % (8 / (b)), 0) | WL_TERM(B, b, shift, (s) % (8 / (b)), 1)                    \
+     | WL_TERM(B, b, shift, (s) % (8 / (b)), 2) | WL_TERM(B, b, shift, (s) % (8 / (b)), 3))
+/* Lane q of half h holds stripe 4h + q. */
+#define WL_MATRICES(B, b, shift, h)                                                                            \
+    _mm512_set_epi64(WL_MATRIX(B, b, shift, 4 * (h) + 3), WL_MATRIX(B, b, shift, 4 * (h) + 3),               \
+                     WL_MATRIX(B, b, shift, 4 * (h) + 2), WL_MATRIX(B, b, shift, 4 * (h) + 2),               \
+                     WL_MATRIX(B, b, shift, 4 * (h) + 1), WL_MATRIX(B, b, shift, 4 * (h) + 1),               \
+                     WL_MATRIX(B, b, shift, 4 * (h)), WL_MATRIX(B, b, shift, 4 * (h)))
+
+/* The blocks of a b-bit plane (at byte offset) that half h's four stripes read, one per lane. */
+static inline __attribute__((always_inline)) __m512i wl_blocks(const uint8_t *g, int b, int offset, int h) {
+    if (b == 1) return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset)));
+    if (b == 2) return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) (g + offset + 16 * h)));
+    return _mm512_permutexvar_epi64(_mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0),
+                                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) (g + offset + 32 * h))));
+}
+
+/* Plane (width b at byte offset, field bits from shift) of half h mapped to its bits of v, XOR constant c. */
+#define WL_MAP(B, b, offset, shift, h, c) _mm512_gf2p8affine_epi64_epi8(wl_blocks(g, b, offset, h), WL_MATRICES(B, b, shift, h), c)
+
+static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g, int B, int8_t *v) {
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512i w;
+        /* constant 0x01 | 0xFF << B: v's bit 0 and its complemented sign bits */
+        switch (B) {
+            case 1: w = WL_MAP(1, 1, 0, 0, h, 0xFF); break;
+            case 2: w = WL_MAP(2, 2, 0, 0, h, 0xFD); break;
+            case 3: w = _mm512_xor_si512(WL_MAP(3, 1, 0, 2, h, 0xF9), WL_MAP(3, 2, 16, 0, h, 0)); break;
+            case 4: w = WL_MAP(4, 4, 0, 0, h, 0xF1); break;
+            case 5: w = _mm512_xor_si512(WL_MAP(5, 1, 0, 4, h, 0xE1), WL_MAP(5, 4, 16, 0, h, 0)); break;
+            case 6: w = _mm512_xor_si512(WL_MAP(6, 2, 0, 4, h, 0xC1), WL_MAP(6, 4, 32, 0, h, 0)); break;
+            case 7: w = _mm512_ternarylogic_epi64(WL_MAP(7, 1, 0, 6, h, 0x81), WL_MAP(7, 2, 16, 4, h, 0), WL_MAP(7, 4, 48, 0, h, 0), 0x96); break;
+            default: w = _mm512_sub_epi8(_mm512_or_si512(WL_MAP(8, 4, 0, 4, h, 0), WL_MAP(8, 4, 64, 0, h, 0)), _mm512_set1_epi8(127)); break;
+        }
+        _mm512_storeu_si512(v + 64 * h, w);
+    }
+}
+#else
 /*
  * A B-bit weightlet group unpacked four stripes at a time (the Java unpacker's half-group kernel,
  * VectorWeightletUnpacker): per plane, the blocks four stripes need repeated across the four 128-bit
@@ -201,6 +266,7 @@ static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g,
         _mm512_storeu_si512(v + 64 * h, w);
     }
 }
+#endif
 
 static void wl_group4(const uint8_t *g, int B, int8_t *v) {
     switch (B) {

@@ -2,6 +2,8 @@ package jquant.runtime.nativelib;
 
 /** The instruction sets the C library has kernels for, best first within an architecture. */
 public enum NativeIsa {
+    /** The AVX-512 kernels with GFNI's byte maps (vgf2p8affineqb) unpacking weightlets. */
+    AVX512_GFNI(8, "avx512gfni", 512),
     /** AVX-512 F/BW/VL with VNNI (vpdpbusd): 512-bit integer dot products. */
     AVX512_VNNI(2, "avx512", 512),
     /** AVX2 with FMA and F16C (vpmaddubsw + vpmaddwd): 256 bits, any x86-64 of the last decade. */
