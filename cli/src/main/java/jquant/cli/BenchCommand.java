@@ -258,7 +258,7 @@ final class BenchCommand {
         @Option(names = "--tokens", defaultValue = "32", description = "Timed decode steps (default: ${DEFAULT-VALUE}).")
         int tokens;
 
-        @Option(names = "--warmup", defaultValue = "8", description = "Untimed decode steps first (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--warmup", defaultValue = "8", description = "Untimed decode steps before the timed ones; a first session decodes the same positions, and up to 256 more until the JIT compiler is idle, before both (default: ${DEFAULT-VALUE}).")
         int warmup;
 
         @Override
@@ -266,7 +266,7 @@ final class BenchCommand {
             if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
             run.measure((tokenizer, loader) -> {
                 int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
-                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d%n", run.model.path, prompt.length, tokens, warmup);
+                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d, in a second session%n", run.model.path, prompt.length, tokens, warmup);
                 DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
             });
             return 0;
