@@ -114,17 +114,35 @@ JQK_EXPORT void ISA(jq_wl_npu)(const uint8_t *data, const int64_t *offsets, cons
     int32_t whole = lastStripes < 8 ? groups - 1 : groups;
     int8_t v[128 * WL_SPAN] __attribute__((aligned(64)));
     uint8_t spread[128] __attribute__((aligned(64)));
+#ifdef WL_UDOTS
+    /* the ISA's WL_UDOTS sums (v + 128) · xq over whole groups: 128 · Σ xq of those groups comes off each row */
+    uint32_t offset = 0;
+    for (int32_t k = 0; k < 128 * whole; k++) offset += 128u * (uint32_t) (int32_t) xq[k];
+#endif
     for (int32_t r = 0; r < rows; r++) {
         WL_IACC acc = WL_IACC_ZERO;
         for (int32_t g0 = 0; g0 < groups; g0 += WL_SPAN) {
             int32_t count = groups - g0 < WL_SPAN ? groups - g0 : WL_SPAN, full = whole - g0 < count ? whole - g0 : count;
             const uint8_t *at = data + offsets[r] + (int64_t) g0 * 16 * bits[r];
             for (int32_t l = 0; l < full * 16 * bits[r]; l += 64) JQK_PREFETCH_L2(at + QUAD_AHEAD + l);
+#ifdef WL_UDOTS
+            acc = WL_UDOTS(at, bits[r], full, xq + 128 * g0, acc);
+            if (full < count) {
+                WL_GROUP(wl_whole(at + (int64_t) full * 16 * bits[r], bits[r], lastStripes, spread), bits[r], v);
+                acc = wl_dot(acc, v, xq + 128 * (g0 + full));
+            }
+#else
             wl_groups(at, bits[r], full, v);
             if (full < count) WL_GROUP(wl_whole(at + (int64_t) full * 16 * bits[r], bits[r], lastStripes, spread), bits[r], v + 128 * full);
             for (int32_t i = 0; i < count; i++) acc = wl_dot(acc, v + 128 * i, xq + 128 * (g0 + i));
+#endif
         }
+#ifdef WL_UDOTS
+        /* modulo 2^32: the sum with the offset may pass int32, the row's dot does not */
+        y[r] = (float) (int32_t) ((uint32_t) WL_IACC_SUM(acc) - offset) * (inputScale * scales[r]);
+#else
         y[r] = (float) WL_IACC_SUM(acc) * (inputScale * scales[r]);
+#endif
     }
 }
 

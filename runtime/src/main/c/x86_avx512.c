@@ -203,24 +203,58 @@ static inline __attribute__((always_inline)) __m512i wl_blocks(const uint8_t *g,
 /* Plane (width b at byte offset, field bits from shift) of half h mapped to its bits of v, XOR constant c. */
 #define WL_MAP(B, b, offset, shift, h, c) _mm512_gf2p8affine_epi64_epi8(wl_blocks(g, b, offset, h), WL_MATRICES(B, b, shift, h), c)
 
-static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g, int B, int8_t *v) {
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++) {
-        __m512i w;
-        /* constant 0x01 | 0xFF << B: v's bit 0 and its complemented sign bits */
-        switch (B) {
-            case 1: w = WL_MAP(1, 1, 0, 0, h, 0xFF); break;
-            case 2: w = WL_MAP(2, 2, 0, 0, h, 0xFD); break;
-            case 3: w = _mm512_xor_si512(WL_MAP(3, 1, 0, 2, h, 0xF9), WL_MAP(3, 2, 16, 0, h, 0)); break;
-            case 4: w = WL_MAP(4, 4, 0, 0, h, 0xF1); break;
-            case 5: w = _mm512_xor_si512(WL_MAP(5, 1, 0, 4, h, 0xE1), WL_MAP(5, 4, 16, 0, h, 0)); break;
-            case 6: w = _mm512_xor_si512(WL_MAP(6, 2, 0, 4, h, 0xC1), WL_MAP(6, 4, 32, 0, h, 0)); break;
-            case 7: w = _mm512_ternarylogic_epi64(WL_MAP(7, 1, 0, 6, h, 0x81), WL_MAP(7, 2, 16, 4, h, 0), WL_MAP(7, 4, 48, 0, h, 0), 0x96); break;
-            default: w = _mm512_sub_epi8(_mm512_or_si512(WL_MAP(8, 4, 0, 4, h, 0), WL_MAP(8, 4, 64, 0, h, 0)), _mm512_set1_epi8(127)); break;
+/*
+ * Half h of a B-bit group as int8 weights v, or with flip = 0x80 as v + 128 (v with its sign bit flipped,
+ * an unsigned byte for vpdpbusd), the flip folded into the maps' constant.
+ */
+static inline __attribute__((always_inline)) __m512i wl_half(const uint8_t *g, int B, int h, int flip) {
+    /* constant 0x01 | 0xFF << B: v's bit 0 and its complemented sign bits */
+    switch (B) {
+        case 1: return WL_MAP(1, 1, 0, 0, h, 0xFF ^ flip);
+        case 2: return WL_MAP(2, 2, 0, 0, h, 0xFD ^ flip);
+        case 3: return _mm512_xor_si512(WL_MAP(3, 1, 0, 2, h, 0xF9 ^ flip), WL_MAP(3, 2, 16, 0, h, 0));
+        case 4: return WL_MAP(4, 4, 0, 0, h, 0xF1 ^ flip);
+        case 5: return _mm512_xor_si512(WL_MAP(5, 1, 0, 4, h, 0xE1 ^ flip), WL_MAP(5, 4, 16, 0, h, 0));
+        case 6: return _mm512_xor_si512(WL_MAP(6, 2, 0, 4, h, 0xC1 ^ flip), WL_MAP(6, 4, 32, 0, h, 0));
+        case 7: return _mm512_ternarylogic_epi64(WL_MAP(7, 1, 0, 6, h, 0x81 ^ flip), WL_MAP(7, 2, 16, 4, h, 0), WL_MAP(7, 4, 48, 0, h, 0), 0x96);
+        default: {
+            __m512i f = _mm512_or_si512(WL_MAP(8, 4, 0, 4, h, 0), WL_MAP(8, 4, 64, 0, h, 0));
+            return flip ? _mm512_add_epi8(f, _mm512_set1_epi8(1)) : _mm512_sub_epi8(f, _mm512_set1_epi8(127));
         }
-        _mm512_storeu_si512(v + 64 * h, w);
     }
 }
+
+static inline __attribute__((always_inline)) void wl_group4_of(const uint8_t *g, int B, int8_t *v) {
+    _mm512_storeu_si512(v, wl_half(g, B, 0, 0));
+    _mm512_storeu_si512(v + 64, wl_half(g, B, 1, 0));
+}
+
+/*
+ * NPU decode's sums without the int8 buffer: the count whole B-bit groups from g unpacked as v + 128 and
+ * multiplied with xq in vpdpbusd, added to acc; the caller takes 128 · Σ xq back once for every row.
+ */
+static __m512i wl_udots(const uint8_t *g, int B, int count, const int8_t *xq, __m512i acc) {
+#define WL_UDOTS_OF(b)                                                                                          \
+    for (int i = 0; i < count; i++) {                                                                           \
+        const uint8_t *gi = g + 16 * (b) * i;                                                                   \
+        acc = _mm512_dpbusd_epi32(acc, wl_half(gi, b, 0, 0x80), _mm512_loadu_si512(xq + 128 * i));              \
+        acc = _mm512_dpbusd_epi32(acc, wl_half(gi, b, 1, 0x80), _mm512_loadu_si512(xq + 128 * i + 64));         \
+    }                                                                                                           \
+    break
+    switch (B) {
+        case 1: WL_UDOTS_OF(1);
+        case 2: WL_UDOTS_OF(2);
+        case 3: WL_UDOTS_OF(3);
+        case 4: WL_UDOTS_OF(4);
+        case 5: WL_UDOTS_OF(5);
+        case 6: WL_UDOTS_OF(6);
+        case 7: WL_UDOTS_OF(7);
+        default: WL_UDOTS_OF(8);
+    }
+#undef WL_UDOTS_OF
+    return acc;
+}
+#define WL_UDOTS wl_udots
 #else
 /*
  * A B-bit weightlet group unpacked four stripes at a time (the Java unpacker's half-group kernel,
