@@ -67,9 +67,9 @@ public final class DecodeBench {
      * Wall time per greedy decode step, after the prompt and {@code warmUp} steps, measured in a second
      * session: a first one decodes the same positions and then more (up to {@value #MAX_EXTRA_WARMUP})
      * until the JIT compiler has added no compilation time for {@value #QUIET_STEPS} steps, as
-     * llama-bench times repetitions after a warm-up run. Kernels that a longer context switches to (the
+     * llama-bench times repetitions after a warm-up run: kernels that a longer context switches to (the
      * blocked attention kernels) are then compiled before the timed steps reach them, and no compilation
-     * takes a core from them (on two threads, T2P timed at 18 ms a token after 8 warm-up steps, 14 after 64).
+     * takes a core from them (bench/RESULTS.md).
      */
     static double msPerToken(LlamaModel model, int[] prompt, int warmUp, int tokens) {
         int timedEnd = prompt.length + warmUp + tokens;
