@@ -200,8 +200,8 @@ static inline __attribute__((always_inline)) __m512i wl_blocks(const uint8_t *g,
                                     _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *) (g + offset + 32 * h))));
 }
 
-/* Plane (width b at byte offset, field bits from shift) of half h mapped to its bits of v, XOR constant c. */
-#define WL_MAP(B, b, offset, shift, h, c) _mm512_gf2p8affine_epi64_epi8(wl_blocks(g, b, offset, h), WL_MATRICES(B, b, shift, h), c)
+/* Plane (width b at byte offset, field bits from shift) of half h of the group at g mapped to its bits of v, XOR constant c. */
+#define WL_MAP(g, B, b, offset, shift, h, c) _mm512_gf2p8affine_epi64_epi8(wl_blocks(g, b, offset, h), WL_MATRICES(B, b, shift, h), c)
 
 /*
  * Half h of a B-bit group as int8 weights v, or with flip = 0x80 as v + 128 (v with its sign bit flipped,
@@ -210,15 +210,15 @@ static inline __attribute__((always_inline)) __m512i wl_blocks(const uint8_t *g,
 static inline __attribute__((always_inline)) __m512i wl_half(const uint8_t *g, int B, int h, int flip) {
     /* constant 0x01 | 0xFF << B: v's bit 0 and its complemented sign bits */
     switch (B) {
-        case 1: return WL_MAP(1, 1, 0, 0, h, 0xFF ^ flip);
-        case 2: return WL_MAP(2, 2, 0, 0, h, 0xFD ^ flip);
-        case 3: return _mm512_xor_si512(WL_MAP(3, 1, 0, 2, h, 0xF9 ^ flip), WL_MAP(3, 2, 16, 0, h, 0));
-        case 4: return WL_MAP(4, 4, 0, 0, h, 0xF1 ^ flip);
-        case 5: return _mm512_xor_si512(WL_MAP(5, 1, 0, 4, h, 0xE1 ^ flip), WL_MAP(5, 4, 16, 0, h, 0));
-        case 6: return _mm512_xor_si512(WL_MAP(6, 2, 0, 4, h, 0xC1 ^ flip), WL_MAP(6, 4, 32, 0, h, 0));
-        case 7: return _mm512_ternarylogic_epi64(WL_MAP(7, 1, 0, 6, h, 0x81 ^ flip), WL_MAP(7, 2, 16, 4, h, 0), WL_MAP(7, 4, 48, 0, h, 0), 0x96);
+        case 1: return WL_MAP(g, 1, 1, 0, 0, h, 0xFF ^ flip);
+        case 2: return WL_MAP(g, 2, 2, 0, 0, h, 0xFD ^ flip);
+        case 3: return _mm512_xor_si512(WL_MAP(g, 3, 1, 0, 2, h, 0xF9 ^ flip), WL_MAP(g, 3, 2, 16, 0, h, 0));
+        case 4: return WL_MAP(g, 4, 4, 0, 0, h, 0xF1 ^ flip);
+        case 5: return _mm512_xor_si512(WL_MAP(g, 5, 1, 0, 4, h, 0xE1 ^ flip), WL_MAP(g, 5, 4, 16, 0, h, 0));
+        case 6: return _mm512_xor_si512(WL_MAP(g, 6, 2, 0, 4, h, 0xC1 ^ flip), WL_MAP(g, 6, 4, 32, 0, h, 0));
+        case 7: return _mm512_ternarylogic_epi64(WL_MAP(g, 7, 1, 0, 6, h, 0x81 ^ flip), WL_MAP(g, 7, 2, 16, 4, h, 0), WL_MAP(g, 7, 4, 48, 0, h, 0), 0x96);
         default: {
-            __m512i f = _mm512_or_si512(WL_MAP(8, 4, 0, 4, h, 0), WL_MAP(8, 4, 64, 0, h, 0));
+            __m512i f = _mm512_or_si512(WL_MAP(g, 8, 4, 0, 4, h, 0), WL_MAP(g, 8, 4, 64, 0, h, 0));
             return flip ? _mm512_add_epi8(f, _mm512_set1_epi8(1)) : _mm512_sub_epi8(f, _mm512_set1_epi8(127));
         }
     }

@@ -59,7 +59,7 @@ public final class DecodeBench {
     }
 
     /** Most extra steps of the first pass while the JIT compiler is still at work. */
-    static final int MAX_EXTRA_WARMUP = 256;
+    private static final int MAX_EXTRA_WARMUP = 256;
     /** Steps in a row with no compilation time added that count as a quiet compiler. */
     private static final int QUIET_STEPS = 4;
 

@@ -45,7 +45,7 @@ public final class ActivationBlocks {
      * (max propagates NaN) and is then looked up.
      */
     public static ActivationBlocks quantize(float[] x, int off, int cols) {
-        if (cols <= 0 || cols % BLOCK != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + BLOCK);
+        checkLength(cols);
         byte[] q = new byte[cols];
         float[] scales = new float[cols / BLOCK];
         int[] sums = new int[cols / BLOCK];
@@ -77,11 +77,13 @@ public final class ActivationBlocks {
         return new ActivationBlocks(q, scales, sums);
     }
 
+    private static void checkLength(int cols) {
+        if (cols <= 0 || cols % BLOCK != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + BLOCK);
+    }
+
     /** Integer activations given directly (the integer oracle feeds these). */
     public static ActivationBlocks ofIntegers(byte[] q, float[] scales) {
-        if (q.length == 0 || q.length % BLOCK != 0) {
-            throw new IllegalArgumentException("activation length " + q.length + " is not a positive multiple of " + BLOCK);
-        }
+        checkLength(q.length);
         if (scales.length != q.length / BLOCK) {
             throw new IllegalArgumentException(scales.length + " scales for " + q.length / BLOCK + " blocks");
         }
