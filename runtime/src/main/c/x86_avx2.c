@@ -123,12 +123,10 @@ static inline __attribute__((always_inline)) void tq2_chunk(const uint8_t *const
 }
 
 static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint8_t *const p[8], const int32_t *sums4, const float *xs4, float *terms) {
-    int64_t b0 = 0, b1 = 0;
-    for (int row = 0; row < 4; row++) {
-        b0 |= (int64_t) jqk_load16(p[2 * row] + TQ2_SCALE) << (16 * row);
-        b1 |= (int64_t) jqk_load16(p[2 * row + 1] + TQ2_SCALE) << (16 * row);
-    }
-    quad_terms(r, _mm_set_epi64x(b0, b0), _mm_set_epi64x(b1, b1), sums4, xs4, terms);
+    /* written out: as a loop over the rows, GCC kept it a loop with variable shifts (the TQ2_0 kernel at 0.6 of T2P's speed) */
+    __m128i d = _mm_setr_epi16(jqk_load16(p[0] + TQ2_SCALE), jqk_load16(p[2] + TQ2_SCALE), jqk_load16(p[4] + TQ2_SCALE), jqk_load16(p[6] + TQ2_SCALE),
+                               jqk_load16(p[1] + TQ2_SCALE), jqk_load16(p[3] + TQ2_SCALE), jqk_load16(p[5] + TQ2_SCALE), jqk_load16(p[7] + TQ2_SCALE));
+    quad_terms(r, _mm_unpacklo_epi64(d, d), _mm_unpackhi_epi64(d, d), sums4, xs4, terms);
 }
 
 #define tq2_dots quad_dots
