@@ -28,10 +28,16 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class KernelWarmupTest {
 
-    /** The methods C2 compiled at its top tier in a fresh JVM that ran {@code warmUp}, waiting for {@code awaited}. */
+    /**
+     * The methods C2 compiled at its top tier in a fresh JVM that ran {@code warmUp}, waiting for {@code awaited}.
+     * HotSpot drops a queued compilation whose method has not run for {@code TieredCompileTaskTimeout} (50 ms),
+     * unless it ran 50,000 times: on a busy host C2's queue held the ternary prefill kernel's task past the end of
+     * the warm-up, and it was dropped (a model's next calls queue it again). The probe keeps queued tasks for as
+     * long as it waits, so what is tested is that the warm-up makes the kernels hot enough, not the host's load.
+     */
     private static List<String> compiledAfter(Path dir, List<String> jvmOptions, String warmUp, String... awaited) throws Exception {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
-                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"));
+                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-XX:TieredCompileTaskTimeout=120000"));
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), KernelWarmupProbe.class.getName(), warmUp));
         command.addAll(List.of(awaited));
