@@ -42,7 +42,7 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # -ffp-contract=off: the float formula must round as the Java kernels do, never fused into an FMA.
-flags="-O2 -fPIC -fvisibility=hidden -ffp-contract=off -fno-strict-aliasing -std=c11 -Wall -Wextra -Werror"
+flags="-O2 -funroll-loops -fPIC -fvisibility=hidden -ffp-contract=off -fno-strict-aliasing -std=c11 -Wall -Wextra -Werror"
 objects=""
 n=0
 for unit in "$@" "common.c"; do

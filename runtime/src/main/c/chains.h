@@ -16,6 +16,7 @@
 #define FV_CHAINS(n, x, acc, LOAD)                                                 \
     do {                                                                           \
         FV fv_a0 = (acc)[0], fv_a1 = (acc)[1], fv_a2 = (acc)[2], fv_a3 = (acc)[3]; \
+        _Pragma("GCC unroll 1")                                                    \
         for (int32_t k = 0; k < (n); k += FV_LANES) {                              \
             FV xs = FV_LOAD((x) + k);                                              \
             fv_a0 = FV_FMA(LOAD(0, k), xs, fv_a0);                                 \
