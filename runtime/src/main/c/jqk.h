@@ -73,12 +73,8 @@ static inline __attribute__((always_inline)) void t2p_prefetch(const uint8_t *co
     for (int l = 0; l < 4 * T2P_BYTES; l += 64) JQK_PREFETCH_L2(p[0] + QUAD_AHEAD + l);
 }
 
-/* The TQ2_0 loops unrolled (here and in tq2_where): GCC left them loops, and the kernel ran 1.2 times slower from L2. */
 static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *const p[8]) {
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; r++)
-#pragma GCC unroll 3
-        for (int l = 0; l < 2 * TQ2_BYTES; l += 64) JQK_PREFETCH_L2(p[2 * r] + QUAD_AHEAD + l);
+    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) JQK_PREFETCH_L2(p[2 * r] + QUAD_AHEAD + l);
 }
 
 /* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0
@@ -86,7 +82,6 @@ static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *co
 static inline __attribute__((always_inline)) int tq2_where(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks,
                                                            int32_t g, int32_t j, const uint8_t *p[8]) {
     int m = blocks - 4 * j < 4 ? blocks - 4 * j : 4;
-#pragma GCC unroll 4
     for (int r = 0; r < 4; r++) {
         int32_t row = 4 * g + r < rows ? 4 * g + r : 4 * g;
         p[2 * r] = w + row * rowBytes + (int64_t) 2 * j * TQ2_BYTES;
