@@ -31,9 +31,10 @@ class KernelWarmupTest {
     /**
      * The methods C2 compiled at its top tier in a fresh JVM that ran {@code warmUp}, waiting for {@code awaited}.
      * HotSpot drops a queued compilation whose method has not run for {@code TieredCompileTaskTimeout} (50 ms),
-     * unless it ran 50,000 times: on a busy host C2's queue held the ternary prefill kernel's task past the end of
-     * the warm-up, and it was dropped (a model's next calls queue it again). The probe keeps queued tasks for as
-     * long as it waits, so what is tested is that the warm-up makes the kernels hot enough, not the host's load.
+     * unless it ran 50,000 times: on a busy host whose C2 queue outlasts the warm-up, a kernel's task can be dropped
+     * (a model's next calls queue it again), the likely cause of a CI run where the ternary prefill kernel was never
+     * compiled. The probe keeps queued tasks for as long as it waits, so what is tested is that the warm-up makes
+     * the kernels hot enough, not the host's load.
      */
     private static List<String> compiledAfter(Path dir, List<String> jvmOptions, String warmUp, String... awaited) throws Exception {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
