@@ -38,7 +38,7 @@ public final class TernaryLinearWeights implements LinearWeights {
     public void matmul(float[] x, int n, float[] out) {
         int in = matrix.cols();
         if (n == 1) {
-            matrix.matvec(ActivationBlocks.quantize(x, 0, in), out, 0);
+            matrix.matvec(ActivationBlocks.quantizeReused(x, 0, in), out, 0);
             return;
         }
         ActivationBlocks[] columns = new ActivationBlocks[n];

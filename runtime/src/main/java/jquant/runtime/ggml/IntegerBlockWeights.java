@@ -65,7 +65,7 @@ public final class IntegerBlockWeights implements LinearWeights {
 
     @Override
     public void matmul(float[] x, int n, float[] y) {
-        Q8Activations a = Q8Activations.quantize(kind, x, n, in, compute.pool());
+        Q8Activations a = n == 1 ? Q8Activations.quantizeReused(kind, x, in) : Q8Activations.quantize(kind, x, n, in, compute.pool());
         MemorySegment data = tensor.data();
         if (kernels.isPresent()) {
             NativeKernels k = kernels.get();

@@ -2,6 +2,8 @@ package jquant.runtime.ternary;
 
 import static jdk.incubator.vector.VectorOperators.MAX;
 
+import java.util.Arrays;
+
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -37,20 +39,46 @@ public final class ActivationBlocks {
     /** Quantizes one float column; a non-finite value is an error, an all-zero block gets scale 0. */
     public static ActivationBlocks quantize(float[] x) { return quantize(x, 0, x.length); }
 
-    /**
-     * Quantizes {@code x[off, off + cols)} with vector arithmetic that rounds exactly as the
-     * definition: {@code x / scale} is one IEEE division per lane, and adding 1.5·2^23 rounds a float
-     * of magnitude below 2^22 to the nearest integer, ties to even, as {@link Math#rint}; that integer
-     * is then the float's low mantissa bits. A non-finite value shows as a non-finite block maximum
-     * (max propagates NaN) and is then looked up.
-     */
+    /** Quantizes {@code x[off, off + cols)} into a new column (see {@link #fill}). */
     public static ActivationBlocks quantize(float[] x, int off, int cols) {
         checkLength(cols);
-        byte[] q = new byte[cols];
-        float[] scales = new float[cols / BLOCK];
-        int[] sums = new int[cols / BLOCK];
+        return new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]).fill(x, off, new int[BLOCK]);
+    }
+
+    /** A thread's columns for {@link #quantizeReused}, one per length (a model has two or three), and its rounding scratch. */
+    private static final class Reused {
+        static final int LENGTHS = 4;
+        final ActivationBlocks[] columns = new ActivationBlocks[LENGTHS];
+        final int[] rounded = new int[BLOCK];
+        int next;
+    }
+
+    private static final ThreadLocal<Reused> REUSED = ThreadLocal.withInitial(Reused::new);
+
+    /**
+     * As {@link #quantize(float[], int, int)}, into this thread's column of that length, which this
+     * thread's next call for the same length overwrites: a decode step quantizes a column for every
+     * matrix, and a new one each time was most of the step's garbage (bench/RESULTS.md).
+     */
+    public static ActivationBlocks quantizeReused(float[] x, int off, int cols) {
+        checkLength(cols);
+        Reused mine = REUSED.get();
+        for (ActivationBlocks a : mine.columns) if (a != null && a.cols() == cols) return a.fill(x, off, mine.rounded);
+        ActivationBlocks a = new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]);
+        mine.columns[mine.next] = a;
+        mine.next = (mine.next + 1) % Reused.LENGTHS;
+        return a.fill(x, off, mine.rounded);
+    }
+
+    /**
+     * Quantizes {@code x[off, off + cols())} into this column with vector arithmetic that rounds
+     * exactly as the definition: {@code x / scale} is one IEEE division per lane, and adding 1.5·2^23
+     * rounds a float of magnitude below 2^22 to the nearest integer, ties to even, as {@link Math#rint};
+     * that integer is then the float's low mantissa bits. A non-finite value shows as a non-finite
+     * block maximum (max propagates NaN) and is then looked up.
+     */
+    private ActivationBlocks fill(float[] x, int off, int[] rounded) {
         int w = Simd.F.length();
-        int[] rounded = new int[BLOCK];
         for (int b = 0; b < scales.length; b++) {
             int at = off + b * BLOCK;
             FloatVector max = FloatVector.zero(Simd.F);
@@ -63,7 +91,11 @@ public final class ActivationBlocks {
             }
             float scale = peak / 127f;
             scales[b] = scale;
-            if (scale == 0f) continue;
+            if (scale == 0f) {
+                Arrays.fill(q, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+                sums[b] = 0;
+                continue;
+            }
             for (int i = 0; i < BLOCK; i += w) {
                 FloatVector.fromArray(Simd.F, x, at + i).div(scale).add(ROUND).reinterpretAsInts().sub(ROUND_BITS).intoArray(rounded, i);
             }
@@ -74,7 +106,7 @@ public final class ActivationBlocks {
             }
             sums[b] = sum;
         }
-        return new ActivationBlocks(q, scales, sums);
+        return this;
     }
 
     private static void checkLength(int cols) {

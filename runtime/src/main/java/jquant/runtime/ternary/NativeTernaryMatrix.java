@@ -33,6 +33,8 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private final long rowBytes, quadBytes;
     private final WorkerPool pool;
     private final NativeKernels kernels;
+    /** A thread's arranged column for {@link #matvec}, the longest it has needed: decode arranges one a matrix. */
+    private static final ThreadLocal<byte[]> COLUMN = ThreadLocal.withInitial(() -> new byte[0]);
 
     /** {@code data} holds the matrix in {@code layout}, read in place. */
     public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
@@ -81,7 +83,8 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        byte[] column = new byte[columnBytes()];
+        byte[] column = COLUMN.get();
+        if (column.length < columnBytes()) COLUMN.set(column = new byte[columnBytes()]);
         arrange(x, MemorySegment.ofArray(column));
         run(column, 1, MemorySegment.ofArray(y).asSlice(4L * yOff), null);
     }

@@ -163,6 +163,25 @@ class IntegerBlockWeightsTest {
     }
 
     @Test
+    void aReusedColumnIsTheNewColumnOfEachCall() {
+        java.util.Random rnd = new java.util.Random(31);
+        for (Q8Activations.Kind kind : Q8Activations.Kind.values()) {
+            for (int cols : new int[] {512, 256, 512}) {
+                float[] x = new float[cols];
+                for (int k = 0; k < cols; k++) x[k] = (float) rnd.nextGaussian();
+                java.util.Arrays.fill(x, cols - 256, cols, 0f);   // a block that was not zero in the last call of this length
+                Q8Activations fresh = Q8Activations.quantize(kind, x, 1, cols, null), reused = Q8Activations.quantizeReused(kind, x, cols);
+                assertThat(reused.cols()).isEqualTo(cols);
+                for (int k = 0; k < cols; k++) assertThat(reused.q(0, k)).as("%s value %d", kind, k).isEqualTo(fresh.q(0, k));
+                for (int b = 0; b < cols / kind.block; b++) assertThat(reused.scale(0, b)).isEqualTo(fresh.scale(0, b));
+                for (int g = 0; g < cols / Q8Activations.SUM_GROUP; g++) assertThat(reused.sum16(0, g)).isEqualTo(fresh.sum16(0, g));
+                java.util.Arrays.fill(x, 1f);
+                Q8Activations.quantizeReused(kind, x, cols);   // dirties this length's column for the next round
+            }
+        }
+    }
+
+    @Test
     void aNonFiniteActivationIsRefused() {
         float[] x = new float[32];
         x[7] = Float.NaN;

@@ -304,6 +304,25 @@ class TernaryOracleTest {
     }
 
     @Test
+    void aReusedColumnIsTheNewColumnOfEachCall() {
+        Random rnd = new Random(81);
+        for (int cols : new int[] {384, 256, 384, 128, 640, 768, 384}) {   // more lengths than a thread keeps
+            float[] x = new float[cols];
+            for (int k = 0; k < cols; k++) x[k] = (float) rnd.nextGaussian();
+            Arrays.fill(x, cols - 128, cols, 0f);   // a block that was not zero in the last call of this length
+            ActivationBlocks fresh = ActivationBlocks.quantize(x), reused = ActivationBlocks.quantizeReused(x, 0, cols);
+            assertThat(reused.cols()).isEqualTo(cols);
+            for (int k = 0; k < cols; k++) assertThat(reused.q(k)).as("value %d of %d", k, cols).isEqualTo(fresh.q(k));
+            for (int b = 0; b < fresh.blocks(); b++) {
+                assertThat(reused.scale(b)).isEqualTo(fresh.scale(b));
+                assertThat(reused.sum(b)).isEqualTo(fresh.sum(b));
+            }
+            Arrays.fill(x, 1f);
+            ActivationBlocks.quantizeReused(x, 0, cols);   // dirties this length's column for the next round
+        }
+    }
+
+    @Test
     void colsNotMultipleOf128AreRefusedEverywhere() {
         assertThatThrownBy(() -> TernaryMatrix.select("w", MemorySegment.ofArray(new byte[4 * 34]), 4, 200, INLINE))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("128");
