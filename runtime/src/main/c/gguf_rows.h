@@ -188,39 +188,60 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
     }
 }
 
-/* Sixteen chain sets of a four-by-four tile: row j's weights wj against token i's activations xi. */
-#define F16_TILE_FMAS(k)                                                                                        \
-    do {                                                                                                        \
-        FV w0 = FV_F16(rw[0] + 2 * (k)), w1 = FV_F16(rw[1] + 2 * (k)), w2 = FV_F16(rw[2] + 2 * (k)), w3 = FV_F16(rw[3] + 2 * (k)); \
-        FV x0 = FV_LOAD(xt[0] + (k)), x1 = FV_LOAD(xt[1] + (k)), x2 = FV_LOAD(xt[2] + (k)), x3 = FV_LOAD(xt[3] + (k)); \
-        a00 = FV_FMA(w0, x0, a00), a01 = FV_FMA(w0, x1, a01), a02 = FV_FMA(w0, x2, a02), a03 = FV_FMA(w0, x3, a03); \
-        a10 = FV_FMA(w1, x0, a10), a11 = FV_FMA(w1, x1, a11), a12 = FV_FMA(w1, x2, a12), a13 = FV_FMA(w1, x3, a13); \
-        a20 = FV_FMA(w2, x0, a20), a21 = FV_FMA(w2, x1, a21), a22 = FV_FMA(w2, x2, a22), a23 = FV_FMA(w2, x3, a23); \
-        a30 = FV_FMA(w3, x0, a30), a31 = FV_FMA(w3, x1, a31), a32 = FV_FMA(w3, x2, a32), a33 = FV_FMA(w3, x3, a33); \
-    } while (0)
+/*
+ * The F16 prefill tile: F16_TILE_ROWS rows by four tokens, one chain set each in registers. Six rows
+ * where the ISA has 32 vector registers (24 chain sets, six weight vectors, one of activations): each
+ * activation vector then serves six rows, and on this project's AVX-512 machine the tile ran 1.06-1.24x
+ * the four-row tile's multiply-adds a second (bench/RESULTS.md); four rows with 16 registers (AVX2).
+ */
+#ifndef F16_TILE_ROWS
+#define F16_TILE_ROWS 4
+#endif
+#if F16_TILE_ROWS == 6
+#define F16_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#else
+#define F16_ROWS(X) X(0) X(1) X(2) X(3)
+#endif
+#define F16_TILE_ACC(j) FV a##j##0 = FV_ZERO, a##j##1 = FV_ZERO, a##j##2 = FV_ZERO, a##j##3 = FV_ZERO;
+#define F16_TILE_W(j) FV w##j = FV_F16(rw[j] + 2 * k);
+#define F16_TILE_FMA0(j) a##j##0 = FV_FMA(w##j, xv, a##j##0);
+#define F16_TILE_FMA1(j) a##j##1 = FV_FMA(w##j, xv, a##j##1);
+#define F16_TILE_FMA2(j) a##j##2 = FV_FMA(w##j, xv, a##j##2);
+#define F16_TILE_FMA3(j) a##j##3 = FV_FMA(w##j, xv, a##j##3);
+#define F16_TILE_SETS(j) {a##j##0, a##j##1, a##j##2, a##j##3},
 
 /*
  * F16 prefill: y[t · ystride + r] = w_r · x_t for rows [0, rows) and tokens [0, tokens) (x: cols floats a
- * token), each by jq_rows_f16's chains, so a token's outputs are the same alone and in a batch. Four rows
- * by four tokens per step with the sixteen chain sets in registers: each weight vector converted once for
- * four tokens, each activation vector loaded once for four rows (the Java prefill's tile, without its float
- * copy of the rows). A last partial four repeats its first row or token; only real outputs are written.
+ * token), each by jq_rows_f16's chains, so a token's outputs are the same alone and in a batch. A tile
+ * of rows by four tokens per step, its chain sets in registers: each weight vector converted once for
+ * four tokens, each activation vector loaded once for the tile's rows (the Java prefill's tile, without
+ * its float copy of the rows). A last partial tile repeats its first row or token; only real outputs
+ * are written.
  */
 JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, int32_t tokens,
                                   float *y, int64_t ystride) {
     int32_t whole = cols / FV_LANES * FV_LANES;
-    for (int32_t r0 = 0; r0 < rows; r0 += 4) {
-        int nr = rows - r0 < 4 ? rows - r0 : 4;
-        const uint8_t *rw[4];
-        for (int j = 0; j < 4; j++) rw[j] = w + (int64_t) (j < nr ? r0 + j : r0) * rowBytes;
+    for (int32_t r0 = 0; r0 < rows; r0 += F16_TILE_ROWS) {
+        int nr = rows - r0 < F16_TILE_ROWS ? rows - r0 : F16_TILE_ROWS;
+        const uint8_t *rw[F16_TILE_ROWS];
+        for (int j = 0; j < F16_TILE_ROWS; j++) rw[j] = w + (int64_t) (j < nr ? r0 + j : r0) * rowBytes;
         for (int32_t t0 = 0; t0 < tokens; t0 += 4) {
             int nt = tokens - t0 < 4 ? tokens - t0 : 4;
             const float *xt[4];
             for (int i = 0; i < 4; i++) xt[i] = x + (int64_t) (i < nt ? t0 + i : t0) * cols;
-            FV a00 = FV_ZERO, a01 = FV_ZERO, a02 = FV_ZERO, a03 = FV_ZERO, a10 = FV_ZERO, a11 = FV_ZERO, a12 = FV_ZERO, a13 = FV_ZERO;
-            FV a20 = FV_ZERO, a21 = FV_ZERO, a22 = FV_ZERO, a23 = FV_ZERO, a30 = FV_ZERO, a31 = FV_ZERO, a32 = FV_ZERO, a33 = FV_ZERO;
-            for (int32_t k = 0; k < whole; k += FV_LANES) F16_TILE_FMAS(k);
-            const FV acc[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
+            F16_ROWS(F16_TILE_ACC)
+            for (int32_t k = 0; k < whole; k += FV_LANES) {
+                F16_ROWS(F16_TILE_W)
+                FV xv = FV_LOAD(xt[0] + k);
+                F16_ROWS(F16_TILE_FMA0)
+                xv = FV_LOAD(xt[1] + k);
+                F16_ROWS(F16_TILE_FMA1)
+                xv = FV_LOAD(xt[2] + k);
+                F16_ROWS(F16_TILE_FMA2)
+                xv = FV_LOAD(xt[3] + k);
+                F16_ROWS(F16_TILE_FMA3)
+            }
+            const FV acc[F16_TILE_ROWS][4] = {F16_ROWS(F16_TILE_SETS)};
             for (int j = 0; j < nr; j++)
                 for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = f16_row_end(acc[j][i], rw[j], xt[i], whole, cols);
         }

@@ -143,6 +143,7 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define FV_MUL(a, b) _mm512_mul_ps(a, b)
 #define FV_SUB(a, b) _mm512_sub_ps(a, b)
 #define FV_SET(v) _mm512_set1_ps(v)
+#define F16_TILE_ROWS 6
 #include "chains.h"
 
 /* ---------------------------------------------------------------- weightlets */
