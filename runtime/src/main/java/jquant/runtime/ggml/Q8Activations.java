@@ -1,6 +1,11 @@
 package jquant.runtime.ggml;
 
 import jquant.core.WorkerPool;
+import jquant.runtime.kernels.VectorWidth;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Activation columns quantized to int8 per block as llama.cpp quantizes them before its integer dot
@@ -56,10 +61,12 @@ public final class Q8Activations {
         if (cols <= 0 || cols % kind.block != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + kind.block);
         Q8Activations a = new Q8Activations(kind, cols, columns);
         if (columns == 1 || pool == null) {
-            for (int c = 0; c < columns; c++) a.quantizeColumn(x, c);
+            int[] rounded = new int[kind.block];
+            for (int c = 0; c < columns; c++) a.quantizeColumn(x, c, rounded);
         } else {
             pool.forRange(columns, cols, (worker, start, end) -> {
-                for (int c = start; c < end; c++) a.quantizeColumn(x, c);
+                int[] rounded = new int[kind.block];
+                for (int c = start; c < end; c++) a.quantizeColumn(x, c, rounded);
             });
         }
         return a;
@@ -69,6 +76,7 @@ public final class Q8Activations {
     private static final class Reused {
         static final int SLOTS = 4;
         final Q8Activations[] columns = new Q8Activations[SLOTS];
+        final int[] rounded = new int[Kind.Q8_K.block];
         int next;
     }
 
@@ -89,21 +97,32 @@ public final class Q8Activations {
             mine.columns[mine.next] = a;
             mine.next = (mine.next + 1) % Reused.SLOTS;
         }
-        a.quantizeColumn(x, 0);
+        a.quantizeColumn(x, 0, mine.rounded);
         return a;
     }
 
-    private void quantizeColumn(float[] x, int c) {
-        int block = kind.block, off = c * cols;
+    private static final VectorSpecies<Float> F = VectorWidth.FLOATS;
+    /** 1.5 · 2^23: added to a float of magnitude below 2^22, rounds it to an integer, ties to even, as {@link Math#rint}; that integer is then the sum's low mantissa bits. */
+    private static final float ROUND = 0x1.8p23f;
+    private static final int ROUND_BITS = Float.floatToRawIntBits(ROUND);
+
+    /**
+     * Column c, block by block, in vector lanes that round as the definition: the block's max |x| (a
+     * non-finite value shows as a non-finite maximum and is then looked up), each {@code x · mul}
+     * one float product, rounded by adding 1.5 · 2^23 and clamped to ±127 ({@code rounded}: a block's
+     * scratch). A multiplier that overflows to infinity (a block of values below about 4e-37) takes the
+     * definition's scalar loop, whose rounding of the infinite and NaN products that gives.
+     */
+    private void quantizeColumn(float[] x, int c, int[] rounded) {
+        int block = kind.block, off = c * cols, lanes = F.length();
         for (int b = 0; b < cols / block; b++) {
             int at = off + b * block;
-            float amax = 0f, max = 0f;
-            for (int j = at; j < at + block; j++) {
-                float ax = Math.abs(x[j]);
-                if (!(ax <= Float.MAX_VALUE)) throw new IllegalArgumentException("activation " + (j - off) + " is " + x[j]);
-                if (ax > amax) {
-                    amax = ax;
-                    max = x[j];
+            FloatVector peak = FloatVector.zero(F);
+            for (int j = 0; j < block; j += lanes) peak = peak.max(FloatVector.fromArray(F, x, at + j).abs());
+            float amax = peak.reduceLanes(VectorOperators.MAX);
+            if (!(amax <= Float.MAX_VALUE)) {
+                for (int j = at; j < at + block; j++) {
+                    if (!Float.isFinite(x[j])) throw new IllegalArgumentException("activation " + (j - off) + " is " + x[j]);
                 }
             }
             float scale, mul;
@@ -114,11 +133,21 @@ public final class Q8Activations {
                 scale = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
                 mul = 127f / amax;
             } else {
-                mul = -127f / max;
+                int first = at;
+                while (Math.abs(x[first]) != amax) first++;   // the first value of largest magnitude gives the sign
+                mul = -127f / x[first];
                 scale = 1f / mul;
             }
             d[c * (cols / block) + b] = scale;
-            for (int j = at; j < at + block; j++) q[j] = (byte) Math.clamp((long) Math.rint(x[j] * mul), -127, 127);
+            if (Float.isInfinite(mul)) {
+                for (int j = at; j < at + block; j++) q[j] = (byte) Math.clamp((long) Math.rint(x[j] * mul), -127, 127);
+                continue;
+            }
+            for (int j = 0; j < block; j += lanes) {
+                FloatVector.fromArray(F, x, at + j).mul(mul).add(ROUND).reinterpretAsInts().sub(ROUND_BITS).max(-127).min(127)
+                        .intoArray(rounded, j);
+            }
+            for (int j = 0; j < block; j++) q[at + j] = (byte) rounded[j];
         }
         for (int g = 0; g < cols / SUM_GROUP; g++) {
             int sum = 0;

@@ -162,6 +162,45 @@ class IntegerBlockWeightsTest {
         assertThat(Q8Activations.quantize(Q8Activations.Kind.Q8_K, new float[256], 1, 256, null).scale(0, 0)).isZero();
     }
 
+    /** ggml-cpu's rounding written as the plain loop it is: max |x| (Q8_K: the first value of it, signed), then rint and clamp. */
+    private static int[] definitionQ(Q8Activations.Kind kind, float[] x, float[] scales) {
+        int[] q = new int[x.length];
+        for (int b = 0; b < x.length / kind.block; b++) {
+            float amax = 0f, max = 0f;
+            for (int j = b * kind.block; j < (b + 1) * kind.block; j++) {
+                if (Math.abs(x[j]) > amax) {
+                    amax = Math.abs(x[j]);
+                    max = x[j];
+                }
+            }
+            float mul = amax == 0f ? 0f : kind == Q8Activations.Kind.Q8_0 ? 127f / amax : -127f / max;
+            scales[b] = amax == 0f ? 0f : kind == Q8Activations.Kind.Q8_0 ? Float.float16ToFloat(Float.floatToFloat16(amax / 127f)) : 1f / mul;
+            for (int j = b * kind.block; j < (b + 1) * kind.block; j++) q[j] = (int) Math.clamp((long) Math.rint(x[j] * mul), -127, 127);
+        }
+        return q;
+    }
+
+    @Test
+    void vectorQuantizationIsThePlainDefinition() {
+        java.util.Random rnd = new java.util.Random(47);
+        for (Q8Activations.Kind kind : Q8Activations.Kind.values()) {
+            int cols = 8 * 256;
+            float[] x = new float[cols];
+            for (int b = 0; b < cols / kind.block; b++) {
+                double magnitude = Math.pow(10, rnd.nextInt(9) - 4);
+                for (int j = b * kind.block; j < (b + 1) * kind.block; j++) x[j] = (float) (rnd.nextGaussian() * magnitude);
+            }
+            for (int j = 0; j < kind.block; j++) x[j] = (j % 5 == 0 ? 0f : j % 2 == 0 ? 1e-39f : -3e-38f);   // a multiplier past float's range
+            x[kind.block] = -127f;   // a block of ties: multiplier -1 (Q8_K) or 1
+            for (int j = kind.block + 1; j < 2 * kind.block; j++) x[j] = (j - kind.block) % 200 - 99.5f;
+            float[] scales = new float[cols / kind.block];
+            int[] q = definitionQ(kind, x, scales);
+            Q8Activations a = Q8Activations.quantize(kind, x, 1, cols, null);
+            for (int j = 0; j < cols; j++) assertThat(a.q(0, j)).as("%s value %d (%s)", kind, j, x[j]).isEqualTo(q[j]);
+            for (int b = 0; b < scales.length; b++) assertThat(a.scale(0, b)).as("%s scale %d", kind, b).isEqualTo(scales[b]);
+        }
+    }
+
     @Test
     void aReusedColumnIsTheNewColumnOfEachCall() {
         java.util.Random rnd = new java.util.Random(31);
