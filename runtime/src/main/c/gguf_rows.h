@@ -190,9 +190,10 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 
 /*
  * The F16 prefill tile: F16_TILE_ROWS rows by four tokens, one chain set each in registers. Six rows
- * where the ISA has 32 vector registers (24 chain sets, six weight vectors, one of activations): each
- * activation vector then serves six rows, and on this project's AVX-512 machine the tile ran 1.06-1.24x
- * the four-row tile's multiply-adds a second (bench/RESULTS.md); four rows with 16 registers (AVX2).
+ * with AVX-512, whose 32 registers hold 24 chain sets, six weight vectors and one of activations: each
+ * activation vector then serves six rows (on a Zen 5 core 1.06-1.24x the four-row tile's multiply-adds
+ * a second, bench/RESULTS.md). Four rows elsewhere: AVX2 has 16 registers, and NEON's six-row tile is
+ * not measured.
  */
 #ifndef F16_TILE_ROWS
 #define F16_TILE_ROWS 4

@@ -111,7 +111,8 @@ public final class Q8Activations {
      * non-finite value shows as a non-finite maximum and is then looked up), each {@code x · mul}
      * one float product, rounded by adding 1.5 · 2^23 and clamped to ±127 ({@code rounded}: a block's
      * scratch). A multiplier that overflows to infinity (a block of values below about 4e-37) takes the
-     * definition's scalar loop, whose rounding of the infinite and NaN products that gives.
+     * definition's scalar loop: its products are then infinite or NaN, which the lanes' rounding does not
+     * map to the definition's values.
      */
     private void quantizeColumn(float[] x, int c, int[] rounded) {
         int block = kind.block, off = c * cols, lanes = F.length();
