@@ -6,6 +6,7 @@ import jquant.formats.DType;
 import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.Tq2Block;
 import jquant.core.WorkerPool;
+import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 
@@ -13,8 +14,8 @@ import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
  * A T2P ({@link T2pBlock}) or TQ2_0 ({@link Tq2Block}) matrix multiplied by the C library's kernels
  * ({@link NativeKernels}) on its stored bytes in place: the 2-bit codes meet the activations in integer
  * dot-product instructions (AVX-512 VNNI {@code vpdpbusd}, AVX2 {@code vpmaddubsw}, NEON {@code sdot}),
- * four slots per code byte taken by masks and one shift, where the Java kernels ({@link T2pMatrix},
- * {@link Tq2Matrix}) multiply in 16-bit lanes. The integers and floats are the Java kernels' bit for
+ * four slots per code byte taken by masks and one shift (with GFNI one byte map each), where the Java
+ * kernels ({@link T2pMatrix}, {@link Tq2Matrix}) multiply in 16-bit lanes. The integers and floats are the Java kernels' bit for
  * bit: the same exact dots, then the shared formula {@code y = Σ_b dot_b · (d_b · scale_b)} in
  * ascending b. The Java matrix on the same bytes is the scalar twin and reads the scales.
  *
@@ -33,8 +34,8 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private final long rowBytes, quadBytes;
     private final WorkerPool pool;
     private final NativeKernels kernels;
-    /** A thread's arranged column for {@link #matvec}, the longest it has needed: decode arranges one a matrix. */
-    private static final ThreadLocal<byte[]> COLUMN = ThreadLocal.withInitial(() -> new byte[0]);
+    /** A thread's arranged columns, aligned: decode arranges one a matrix, prefill a batch. */
+    private static final AlignedScratch COLUMNS = new AlignedScratch();
 
     /** {@code data} holds the matrix in {@code layout}, read in place. */
     public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
@@ -65,14 +66,13 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
 
     private int columnBytes() { return blocks * NativeKernels.columnBytesPerBlock(layout); }
 
-    /** The columns as the native kernels take them, one after another. */
-    private byte[] arrange(ActivationBlocks[] xs) {
-        byte[] columns = new byte[xs.length * columnBytes()];
-        MemorySegment all = MemorySegment.ofArray(columns);
+    /** The columns as the native kernels take them, one after another, in this thread's scratch. */
+    private MemorySegment arrange(ActivationBlocks[] xs) {
+        MemorySegment all = COLUMNS.get((long) xs.length * columnBytes());
         pool.forRange(xs.length, cols, (worker, start, end) -> {
             for (int i = start; i < end; i++) arrange(xs[i], all.asSlice((long) i * columnBytes()));
         });
-        return columns;
+        return all;
     }
 
     private void arrange(ActivationBlocks x, MemorySegment column) {
@@ -83,9 +83,8 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        byte[] column = COLUMN.get();
-        if (column.length < columnBytes()) COLUMN.set(column = new byte[columnBytes()]);
-        arrange(x, MemorySegment.ofArray(column));
+        MemorySegment column = COLUMNS.get(columnBytes());
+        arrange(x, column);
         run(column, 1, MemorySegment.ofArray(y).asSlice(4L * yOff), null);
     }
 
@@ -107,8 +106,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     }
 
     /** Groups of four rows dealt out to the pool, one native call per chunk: floats into y (at row stride {@code rows}), or dots. */
-    private void run(byte[] columns, int n, MemorySegment y, int[] dots) {
-        MemorySegment act = MemorySegment.ofArray(columns);
+    private void run(MemorySegment act, int n, MemorySegment y, int[] dots) {
         MemorySegment d = dots == null ? null : MemorySegment.ofArray(dots);
         pool.forRange((rows + 3) / 4, 4L * cols * n, (worker, start, end) -> {
             int r0 = 4 * start, r1 = Math.min(rows, 4 * end);
