@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
+import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.RowType;
@@ -30,6 +31,8 @@ final class NativeRowsWeights implements LinearWeights {
     private final long rowBytes;
     private final int out, in;
     private final Compute compute;
+    /** A thread's copy of a prefill batch's activations, aligned to a cache line. */
+    private static final AlignedScratch TOKENS = new AlignedScratch();
 
     NativeRowsWeights(Tensor tensor, LinearWeights twin, RowType type, NativeKernels kernels, Compute compute) {
         this.twin = twin;
@@ -82,9 +85,12 @@ final class NativeRowsWeights implements LinearWeights {
         }
         MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
         if (prefill) {
+            // the tiles load activations from an aligned copy: straight from x's array they ran at 0.95 of the speed
+            MemorySegment tokens = TOKENS.get(4L * n * in);
+            MemorySegment.copy(xs, 0, tokens, 0, 4L * n * in);
             compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, start, end) -> {
                 int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                kernels.tilesF16(data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, xs, n, ys.asSlice(4L * r0), out);
+                kernels.tilesF16(data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, tokens, n, ys.asSlice(4L * r0), out);
             });
             return;
         }
