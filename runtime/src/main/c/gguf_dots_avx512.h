@@ -66,14 +66,22 @@ static inline __attribute__((always_inline)) void gg_ahead_step(const uint8_t *c
  * Q4_0 and Q8_0, four blocks of four rows per step: lane 4k + r holds row r's dot of block k, its fp16
  * scale (gg_block_scales), the column's block scale and sum.
  */
+#ifdef JQK_GFNI
+/* A byte's low or high nibble as a byte, by one GF(2) affine map (vgf2p8affineqb): no shift, no mask. */
+#define GG_NIBBLE_LO(v) _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x0102040800000000LL), 0)
+#define GG_NIBBLE_HI(v) _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000LL), 0)
+#else
+#define GG_NIBBLE_LO(v) _mm512_and_si512(v, _mm512_set1_epi8(15))
+#define GG_NIBBLE_HI(v) _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(15))
+#endif
+
 static inline __attribute__((always_inline)) __m512i gg_q4_0_row(const uint8_t *p, __m512i xl, __m512i xh) {
-    const __m512i m = _mm512_set1_epi8(15);
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *) (p + 2)));
     v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *) (p + 2 + Q4_0_BYTES)), 1);
     v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *) (p + 2 + 2 * Q4_0_BYTES)), 2);
     v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *) (p + 2 + 3 * Q4_0_BYTES)), 3);
-    __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v, m), xl);
-    return _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srli_epi16(v, 4), m), xh);
+    __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(), GG_NIBBLE_LO(v), xl);
+    return _mm512_dpbusd_epi32(acc, GG_NIBBLE_HI(v), xh);
 }
 
 static inline __attribute__((always_inline)) __m512i gg_q8_0_row(const uint8_t *p, __m512i x01, __m512i x23) {
@@ -157,13 +165,12 @@ static inline __attribute__((always_inline)) __m256i gg_k_scales(const uint8_t *
  * pairs (0,2) (1,3) (4,6) (5,7); Q5_K's bit 4 of sub-block s's codes is bit s of qh[l].
  */
 static inline __attribute__((always_inline)) void gg_k_codes(const uint8_t *p, int five, __m512i n[4]) {
-    const __m512i m = _mm512_set1_epi8(15);
     const uint8_t *qs = p + (five ? 48 : 16);
     __m512i q0 = _mm512_loadu_si512(qs), q1 = _mm512_loadu_si512(qs + 64);
-    n[0] = _mm512_and_si512(q0, m);
-    n[1] = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m);
-    n[2] = _mm512_and_si512(q1, m);
-    n[3] = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m);
+    n[0] = GG_NIBBLE_LO(q0);
+    n[1] = GG_NIBBLE_HI(q0);
+    n[2] = GG_NIBBLE_LO(q1);
+    n[3] = GG_NIBBLE_HI(q1);
     if (five) {
         __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (p + 16)));
         const __m512i sixteen = _mm512_set1_epi8(16);
