@@ -1,8 +1,10 @@
 package jquant.runtime;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import jquant.formats.weightlet.PackedTensor;
 import jquant.formats.weightlet.WeightletLayout;
+import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 
@@ -25,6 +27,8 @@ final class NativeWeightletWeights implements LinearWeights {
     private final int[] bits;
     private final float[] scales;
     private final int out, in, padded;
+    /** A thread's int8 input for the npu kernel, padded with zeros to whole groups: no array a call. */
+    private static final AlignedScratch QUANTIZED = new AlignedScratch();
 
     NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels) {
         PackedTensor p = twin.packed;
@@ -64,9 +68,9 @@ final class NativeWeightletWeights implements LinearWeights {
         for (int t = 0; t < n; t++) {
             MemorySegment outs = MemorySegment.ofArray(y).asSlice(4L * t * out);
             if (twin instanceof NpuInt8Weights npu) {
-                byte[] q = new byte[padded];
-                for (int k = 0; k < in; k++) q[k] = npu.quantizeInput(x[t * in + k]);
-                MemorySegment act = MemorySegment.ofArray(q);
+                MemorySegment act = QUANTIZED.get(padded);
+                for (int k = 0; k < in; k++) act.set(ValueLayout.JAVA_BYTE, k, npu.quantizeInput(x[t * in + k]));
+                act.asSlice(in).fill((byte) 0);
                 twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
                     int r0 = 4 * start, r1 = Math.min(out, 4 * end);
                     kernels.weightletNpu(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act, npu.inputScale(),
