@@ -1,8 +1,8 @@
 /*
  * One thread, one column: jquant's decode kernel (jq_gg_<type>_avx512, or jq_t2p/tq2_multiply_avx512,
- * or jq_rows_f16_avx512, in libjqk) against ggml-cpu's own ggml_vec_dot_<type>_q8_<0|K> (ggml_vec_dot_f16)
- * row by row (for T2P, TQ2_0's over the same bytes read as TQ2_0 rows), over a matrix of generated blocks, after a plain read of it (the
- * memory probe). Prints GB/s of weights for each. Built and run by
+ * or jq_rows_f16_avx512, in libjqk; the avx512gfni build where the CPU has GFNI) against ggml-cpu's own
+ * ggml_vec_dot_<type>_q8_<0|K> (ggml_vec_dot_f16) row by row (for T2P, TQ2_0's over the same bytes read
+ * as TQ2_0 rows), over a matrix of generated blocks, after a plain read of it (the memory probe). Prints GB/s of weights for each. Built and run by
  * scripts/kernel-bandwidth; the values of the products are not checked here (IntegerBlockWeightsTest
  * does that), only their speed.
  */
@@ -68,13 +68,17 @@ int main(int argc, char **argv) {
     float *d = aligned_alloc(64, 4 * cols);
     int16_t *sums = aligned_alloc(64, 2 * cols);
     uint8_t *acts = calloc((size_t) (half ? 2 * cols : cols / 32 * act) + 64, 1);
-    int8_t *arranged = calloc((size_t) cols / 128 * (256 + 32), 1);
+    /* aligned to a cache line, as the runtime arranges its columns (AlignedScratch) */
+    int8_t *arranged = aligned_alloc(64, (size_t) cols / 128 * (256 + 32));
+    memset(arranged, 0, (size_t) cols / 128 * (256 + 32));
     float *y = aligned_alloc(64, 4 * (size_t) rows);
     for (int i = 0; i < cols; i++) q[i] = (int8_t) (i * 37), d[i] = 0.01f, sums[i] = 0;
     void *jqk = dlopen(argv[2], RTLD_NOW), *cpu = dlopen(argv[3], RTLD_NOW);
     if (!jqk || !cpu) { fprintf(stderr, "kernel-bandwidth: %s\n", dlerror()); return 1; }
     char name[64];
-    snprintf(name, sizeof name, quad ? "jq_%s_multiply_avx512" : half ? "jq_rows_%s_avx512" : "jq_gg_%s_avx512", type);
+    /* the build the runtime picks on this CPU: with GFNI's byte maps where it has them */
+    const char *isa = __builtin_cpu_supports("gfni") ? "avx512gfni" : "avx512";
+    snprintf(name, sizeof name, quad ? "jq_%s_multiply_%s" : half ? "jq_rows_%s_%s" : "jq_gg_%s_%s", type, isa);
     jq_fn ours = quad || half ? NULL : (jq_fn) dlsym(jqk, name);
     f16_fn rows16 = half ? (f16_fn) dlsym(jqk, name) : NULL;
     quad_fn ternary = quad ? (quad_fn) dlsym(jqk, name) : NULL;
@@ -99,7 +103,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < reps; i++)
             for (int64_t r = 0; r < size / ggmlRow; r++) theirs(cols, y + r % rows, 0, w + r * ggmlRow, 0, acts, 0, 1);
         double t3 = now();
-        printf("%s, %.3f GB matrix, pass %d: probe %.1f GB/s, jquant %.1f GB/s, ggml-cpu %.1f GB/s, jquant/ggml %.2f\n", type,
+        printf("%s (%s), %.3f GB matrix, pass %d: probe %.1f GB/s, jquant %.1f GB/s, ggml-cpu %.1f GB/s, jquant/ggml %.2f\n", type, isa,
                size / 1e9, pass, size / 1e9 / (t1 - t0), gb / (t2 - t1), gb / (t3 - t2), (t3 - t2) / (t2 - t1));
     }
     return 0;
