@@ -2,9 +2,9 @@
  * One thread, one column: jquant's decode kernel (jq_gg_<type>_avx512, or jq_t2p/tq2_multiply_avx512,
  * or jq_rows_f16_avx512, in libjqk; the avx512gfni build where the CPU has GFNI) against ggml-cpu's own
  * ggml_vec_dot_<type>_q8_<0|K> (ggml_vec_dot_f16) row by row (for T2P, TQ2_0's over the same bytes read
- * as TQ2_0 rows), over a matrix of generated blocks, after a plain read of it (the memory probe). Prints GB/s of weights for each. Built and run by
- * scripts/kernel-bandwidth; the values of the products are not checked here (IntegerBlockWeightsTest
- * does that), only their speed.
+ * as TQ2_0 rows), over a matrix of generated blocks, after a plain read of it (the memory probe). Prints
+ * GB/s of weights for each. Built and run by scripts/kernel-bandwidth; the values of the products are not
+ * checked here (IntegerBlockWeightsTest does that), only their speed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
