@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
 public final class AlignedScratch {
 
     /** A cache line, and a 512-bit register. */
-    public static final long ALIGNMENT = 64;
+    private static final long ALIGNMENT = 64;
 
     private final ThreadLocal<MemorySegment> buffer = ThreadLocal.withInitial(() -> MemorySegment.NULL);
 

@@ -15,9 +15,10 @@ import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
  * ({@link NativeKernels}) on its stored bytes in place: the 2-bit codes meet the activations in integer
  * dot-product instructions (AVX-512 VNNI {@code vpdpbusd}, AVX2 {@code vpmaddubsw}, NEON {@code sdot}),
  * four slots per code byte taken by masks and one shift (with GFNI one byte map each), where the Java
- * kernels ({@link T2pMatrix}, {@link Tq2Matrix}) multiply in 16-bit lanes. The integers and floats are the Java kernels' bit for
- * bit: the same exact dots, then the shared formula {@code y = Σ_b dot_b · (d_b · scale_b)} in
- * ascending b. The Java matrix on the same bytes is the scalar twin and reads the scales.
+ * kernels ({@link T2pMatrix}, {@link Tq2Matrix}) multiply in 16-bit lanes. The integers and floats are
+ * the Java kernels' bit for bit: the same exact dots, then the shared formula
+ * {@code y = Σ_b dot_b · (d_b · scale_b)} in ascending b. The Java matrix on the same bytes is the
+ * scalar twin and reads the scales.
  *
  * <p>Each call arranges its columns once ({@code jq_<layout>_arrange}: the activations in the order
  * the code bytes meet them, then each block's sum and scale), then deals out groups of four rows to
