@@ -85,7 +85,7 @@ final class NativeRowsWeights implements LinearWeights {
         }
         MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
         if (prefill) {
-            // the tiles load activations from an aligned copy: straight from x's array they ran at 0.95 of the speed
+            // the tiles load activations from an aligned copy: straight from x's array they ran at 0.94–0.97 of the speed
             MemorySegment tokens = TOKENS.get(4L * n * in);
             MemorySegment.copy(xs, 0, tokens, 0, 4L * n * in);
             compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, start, end) -> {

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
  * A thread's scratch buffer for the native kernels' operands, off the heap and aligned to a cache
  * line, the longest that thread has asked for. A Java array's elements start 16 bytes into the object,
  * so a 64-byte load from one crosses a cache line every time: the T2P kernel read its arranged
- * activations that way at 0.73–0.78 of its speed from aligned ones (bench/RESULTS.md). The buffer is
+ * activations that way at 0.75–0.81 of its speed from aligned ones (bench/RESULTS.md). The buffer is
  * freed by the garbage collector once the thread is gone or a longer one replaced it; any thread may
  * read it (a call's columns are read by every worker of the pool).
  */
