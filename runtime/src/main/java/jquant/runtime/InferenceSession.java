@@ -29,6 +29,11 @@ public final class InferenceSession {
     private static final int MAX_BATCH = 256;
     /** Query heads attended together: they share a kv head, so each key and value load serves all of them. */
     private static final int HEAD_BLOCK = 4;
+    /**
+     * Elements of a row given to one work item of SwiGLU's gating: a decode step's single row is cut
+     * too, so its {@code exp}s (a sixteenth of a two-thread step when one thread ran them) are shared.
+     */
+    private static final int GATE_SLICE = 1024;
 
     private final LlamaModel model;
     private final ModelConfig c;
@@ -204,9 +209,7 @@ public final class InferenceSession {
         LlamaModel.Layer layer = model.layers().get(l);
         float[] attnNorm = layer.attnNorm();
         perToken(m, dim, i -> kernels.rmsnorm(x, i * dim, attnNorm, c.rmsEps(), xb, i * dim, dim));
-        layer.wq().matmul(xb, m, q);
-        layer.wk().matmul(xb, m, k);
-        layer.wv().matmul(xb, m, v);
+        SharedInputProducts.matmul(pool, xb, m, new LinearWeights[] {layer.wq(), layer.wk(), layer.wv()}, new float[][] {q, k, v});
         addBias(layer.qBias(), q, m);
         addBias(layer.kBias(), k, m);
         addBias(layer.vBias(), v, m);
@@ -232,9 +235,11 @@ public final class InferenceSession {
             kernels.axpy(1f, xb, i * dim, x, i * dim, dim);
             kernels.rmsnorm(x, i * dim, ffnNorm, c.rmsEps(), xb, i * dim, dim);
         });
-        layer.gate().matmul(xb, m, gate);
-        layer.up().matmul(xb, m, up);
-        perToken(m, 8L * hidden, i -> kernels.siluMul(gate, up, i * hidden, hidden));
+        if (m > 1 || !SharedInputProducts.gated(pool, kernels, xb, layer.gate(), layer.up(), gate, up)) {
+            layer.gate().matmul(xb, m, gate);
+            layer.up().matmul(xb, m, up);
+            gateRows(m, hidden);
+        }
         layer.down().matmul(gate, m, xb);
         perToken(m, dim, i -> kernels.axpy(1f, xb, i * dim, x, i * dim, dim));
     }
@@ -247,6 +252,17 @@ public final class InferenceSession {
     private void perToken(int m, long work, IntConsumer step) {
         pool.forRange(m, work, (worker, start, end) -> {
             for (int i = start; i < end; i++) step.accept(i);
+        });
+    }
+
+    /** {@code gate = silu(gate) · up} over the batch's {@code m} rows, in slices of {@value #GATE_SLICE} shared across the pool. */
+    private void gateRows(int m, int hidden) {
+        int slices = (hidden + GATE_SLICE - 1) / GATE_SLICE;
+        pool.forRange(m * slices, 16L * GATE_SLICE, (worker, start, end) -> {
+            for (int item = start; item < end; item++) {
+                int from = item % slices * GATE_SLICE;
+                kernels.siluMul(gate, up, item / slices * hidden + from, Math.min(GATE_SLICE, hidden - from));
+            }
         });
     }
 

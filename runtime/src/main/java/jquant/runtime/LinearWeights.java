@@ -1,5 +1,7 @@
 package jquant.runtime;
 
+import java.util.Optional;
+
 /**
  * One linear layer's weight matrix {@code W[out][in]} as the model multiplies by it: the seam where
  * a stored representation (dense float, weight-only int8, int8×int8, ternary …) meets the forward
@@ -26,5 +28,43 @@ public interface LinearWeights {
      */
     default long storedBytes() {
         return 4L * inFeatures() * outFeatures();
+    }
+
+    /**
+     * One token's product {@code y = W·x} made ready to run in groups of four rows: its input converted
+     * now (quantized, arranged), its rows multiplied when {@link RowGroups#run} is called, from any
+     * thread. So the forward pass can hand the pool one job for several matrices that read the same
+     * input ({@link SharedInputProducts}). Empty where a product runs only whole (the Java kernels; a
+     * first product that checks the weights).
+     *
+     * <p>Products prepared together read the same {@code x}: where two of them keep their converted
+     * input in the same per-thread scratch (the same form, the same length), both write the same bytes.
+     */
+    default Optional<RowGroups> prepare(float[] x, float[] y) {
+        return Optional.empty();
+    }
+
+    /**
+     * A prepared product of {@code rows} output rows: {@code rows.run(r0, r1)} writes rows {@code [r0, r1)}
+     * of its output; {@code workPerGroup} is about the multiply-adds of four rows, for
+     * {@link jquant.core.WorkerPool#forRange}.
+     */
+    record RowGroups(int outRows, long workPerGroup, RowRange rows) {
+
+        /** Groups of four rows, the last one possibly short. */
+        public int groups() {
+            return (outRows + 3) / 4;
+        }
+
+        /** Rows {@code [4·start, min(outRows, 4·end))}: groups {@code [start, end)}. */
+        public void run(int start, int end) {
+            rows.run(4 * start, Math.min(outRows, 4 * end));
+        }
+    }
+
+    /** Computes rows {@code [r0, r1)} of a prepared product. */
+    @FunctionalInterface
+    interface RowRange {
+        void run(int r0, int r1);
     }
 }

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
+import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
@@ -95,11 +96,20 @@ final class NativeRowsWeights implements LinearWeights {
             return;
         }
         for (int t = 0; t < n; t++) {
-            MemorySegment xt = xs.asSlice(4L * t * in, 4L * in), yt = ys.asSlice(4L * t * out, 4L * out);
-            compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
-                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                kernels.rows(type, data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, xt, yt.asSlice(4L * r0));
-            });
+            RowGroups p = token(xs.asSlice(4L * t * in, 4L * in), ys.asSlice(4L * t * out, 4L * out));
+            compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
         }
+    }
+
+    @Override
+    public Optional<RowGroups> prepare(float[] x, float[] y) {
+        if (!checked) return Optional.empty();
+        return Optional.of(token(MemorySegment.ofArray(x).asSlice(0, 4L * in), MemorySegment.ofArray(y).asSlice(0, 4L * out)));
+    }
+
+    /** One token's product, {@code xt} into {@code yt}, one kernel call per range of row groups. */
+    private RowGroups token(MemorySegment xt, MemorySegment yt) {
+        return new RowGroups(out, 4L * in, (r0, r1) ->
+                kernels.rows(type, data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, xt, yt.asSlice(4L * r0)));
     }
 }

@@ -2,6 +2,7 @@ package jquant.runtime;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Optional;
 import jquant.formats.weightlet.PackedTensor;
 import jquant.formats.weightlet.WeightletLayout;
 import jquant.runtime.nativelib.AlignedScratch;
@@ -27,8 +28,11 @@ final class NativeWeightletWeights implements LinearWeights {
     private final int[] bits;
     private final float[] scales;
     private final int out, in, padded;
-    /** A thread's int8 input for the npu kernel, padded with zeros to whole groups: no array a call. */
-    private static final AlignedScratch QUANTIZED = new AlignedScratch();
+    /**
+     * A thread's int8 input for the npu kernel, padded with zeros to whole groups: no array a call. One
+     * a matrix: each quantizes with its own input scale, and products of one input are prepared together.
+     */
+    private final AlignedScratch quantized = new AlignedScratch();
 
     NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels) {
         PackedTensor p = twin.packed;
@@ -64,26 +68,29 @@ final class NativeWeightletWeights implements LinearWeights {
             twin.matmul(x, n, y);
             return;
         }
-        MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
         for (int t = 0; t < n; t++) {
-            MemorySegment outs = MemorySegment.ofArray(y).asSlice(4L * t * out);
-            if (twin instanceof NpuInt8Weights npu) {
-                MemorySegment act = QUANTIZED.get(padded);
-                for (int k = 0; k < in; k++) act.set(ValueLayout.JAVA_BYTE, k, npu.quantizeInput(x[t * in + k]));
-                act.asSlice(in).fill((byte) 0);
-                twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
-                    int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                    kernels.weightletNpu(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act, npu.inputScale(),
-                            s.asSlice(4L * r0), outs.asSlice(4L * r0));
-                });
-            } else {
-                MemorySegment act = MemorySegment.ofArray(x).asSlice(4L * t * in, 4L * in);
-                twin.compute.pool().forRange((out + 3) / 4, 4L * in, (worker, start, end) -> {
-                    int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                    kernels.weightletF32(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
-                            s.asSlice(4L * r0), outs.asSlice(4L * r0));
-                });
-            }
+            RowGroups p = token(x, t, MemorySegment.ofArray(y).asSlice(4L * t * out));
+            twin.compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
         }
+    }
+
+    @Override
+    public Optional<RowGroups> prepare(float[] x, float[] y) {
+        return Optional.of(token(x, 0, MemorySegment.ofArray(y)));
+    }
+
+    /** Token {@code t}'s product into {@code outs}, its input quantized now in npu mode; one kernel call per range of row groups. */
+    private RowGroups token(float[] x, int t, MemorySegment outs) {
+        MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
+        if (twin instanceof NpuInt8Weights npu) {
+            MemorySegment act = quantized.get(padded);
+            for (int k = 0; k < in; k++) act.set(ValueLayout.JAVA_BYTE, k, npu.quantizeInput(x[t * in + k]));
+            act.asSlice(in).fill((byte) 0);
+            return new RowGroups(out, 4L * in, (r0, r1) -> kernels.weightletNpu(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
+                    npu.inputScale(), s.asSlice(4L * r0), outs.asSlice(4L * r0)));
+        }
+        MemorySegment act = MemorySegment.ofArray(x).asSlice(4L * t * in, 4L * in);
+        return new RowGroups(out, 4L * in, (r0, r1) -> kernels.weightletF32(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
+                s.asSlice(4L * r0), outs.asSlice(4L * r0)));
     }
 }

@@ -1,7 +1,9 @@
 package jquant.runtime;
 
+import java.util.Optional;
 import jquant.core.WorkerPool;
 import jquant.runtime.ternary.ActivationBlocks;
+import jquant.runtime.ternary.NativeTernaryMatrix;
 import jquant.runtime.ternary.TernaryMatrix;
 
 /**
@@ -33,6 +35,12 @@ public final class TernaryLinearWeights implements LinearWeights {
 
     @Override
     public int outFeatures() { return matrix.rows(); }
+
+    @Override
+    public Optional<RowGroups> prepare(float[] x, float[] y) {
+        if (!(matrix instanceof NativeTernaryMatrix m)) return Optional.empty();
+        return Optional.of(m.prepare(ActivationBlocks.quantizeReused(x, 0, m.cols()), y));
+    }
 
     @Override
     public void matmul(float[] x, int n, float[] out) {

@@ -6,6 +6,7 @@ import jquant.formats.DType;
 import jquant.formats.Tensor;
 import jquant.runtime.Compute;
 import jquant.runtime.LinearWeights;
+import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.RowType;
@@ -66,18 +67,28 @@ public final class IntegerBlockWeights implements LinearWeights {
     @Override
     public void matmul(float[] x, int n, float[] y) {
         Q8Activations a = n == 1 ? Q8Activations.quantizeReused(kind, x, in) : Q8Activations.quantize(kind, x, n, in, compute.pool());
-        MemorySegment data = tensor.data();
         if (kernels.isPresent()) {
-            NativeKernels k = kernels.get();
-            MemorySegment ys = MemorySegment.ofArray(y);
-            compute.pool().forRange((out + 3) / 4, (long) in * n, (worker, start, end) -> {
-                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                k.blockDots(rowType, data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, n,
-                        MemorySegment.ofArray(a.q), MemorySegment.ofArray(a.d), MemorySegment.ofArray(a.sums), ys.asSlice(4L * r0), out);
-            });
+            RowGroups p = nativeGroups(a, n, y);
+            compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
             return;
         }
-        compute.pool().forRange((out + 3) / 4, (long) in * n, (worker, start, end) ->
+        MemorySegment data = tensor.data();
+        compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, start, end) ->
                 JavaBlockKernels.rows(type, data, rowBytes, 4 * start, Math.min(out, 4 * end), a, y, out));
+    }
+
+    @Override
+    public Optional<RowGroups> prepare(float[] x, float[] y) {
+        if (kernels.isEmpty()) return Optional.empty();
+        return Optional.of(nativeGroups(Q8Activations.quantizeReused(kind, x, in), 1, y));
+    }
+
+    /** The product with {@code a}'s {@code n} columns on the C library's kernels, one call per range of row groups. */
+    private RowGroups nativeGroups(Q8Activations a, int n, float[] y) {
+        NativeKernels k = kernels.orElseThrow();
+        MemorySegment data = tensor.data(), ys = MemorySegment.ofArray(y);
+        MemorySegment q = MemorySegment.ofArray(a.q), d = MemorySegment.ofArray(a.d), sums = MemorySegment.ofArray(a.sums);
+        return new RowGroups(out, 4L * in * n, (r0, r1) -> k.blockDots(rowType, data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes),
+                rowBytes, r1 - r0, in, n, q, d, sums, ys.asSlice(4L * r0), out));
     }
 }

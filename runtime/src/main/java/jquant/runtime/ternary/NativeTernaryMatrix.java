@@ -6,6 +6,8 @@ import jquant.formats.DType;
 import jquant.formats.quant.T2pBlock;
 import jquant.formats.quant.Tq2Block;
 import jquant.core.WorkerPool;
+import jquant.runtime.LinearWeights;
+import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
@@ -35,8 +37,11 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private final long rowBytes, quadBytes;
     private final WorkerPool pool;
     private final NativeKernels kernels;
-    /** A thread's arranged columns, aligned: decode arranges one a matrix, prefill a batch. */
-    private static final AlignedScratch COLUMNS = new AlignedScratch();
+    /**
+     * A thread's arranged columns, aligned, one scratch a layout: decode arranges one a matrix, prefill a
+     * batch; products prepared together read one input, so those of a layout arrange the same bytes.
+     */
+    private static final AlignedScratch[] COLUMNS = {new AlignedScratch(), new AlignedScratch()};
 
     /** {@code data} holds the matrix in {@code layout}, read in place. */
     public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
@@ -65,11 +70,15 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     /** The kernels' instruction set, for logs. */
     public NativeKernels kernels() { return kernels; }
 
+    private AlignedScratch columns() {
+        return COLUMNS[layout == TernaryLayout.T2P ? 0 : 1];
+    }
+
     private int columnBytes() { return blocks * NativeKernels.columnBytesPerBlock(layout); }
 
     /** The columns as the native kernels take them, one after another, in this thread's scratch. */
     private MemorySegment arrange(ActivationBlocks[] xs) {
-        MemorySegment all = COLUMNS.get((long) xs.length * columnBytes());
+        MemorySegment all = columns().get((long) xs.length * columnBytes());
         pool.forRange(xs.length, cols, (worker, start, end) -> {
             for (int i = start; i < end; i++) arrange(xs[i], all.asSlice((long) i * columnBytes()));
         });
@@ -82,11 +91,22 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
 
     @Override
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
-        TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        MemorySegment column = COLUMNS.get(columnBytes());
+        RowGroups p = arranged(x, MemorySegment.ofArray(y).asSlice(4L * yOff));
+        pool.forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
+    }
+
+    /** One column's product into {@code y}, its column arranged now, its row groups run later ({@link LinearWeights#prepare}). */
+    public RowGroups prepare(ActivationBlocks x, float[] y) {
+        if (y.length < rows) throw new IllegalArgumentException("output has room for " + y.length + " rows, matrix " + rows);
+        return arranged(x, MemorySegment.ofArray(y));
+    }
+
+    private RowGroups arranged(ActivationBlocks x, MemorySegment y) {
+        TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
+        MemorySegment column = columns().get(columnBytes());
         arrange(x, column);
-        run(column, 1, MemorySegment.ofArray(y).asSlice(4L * yOff), null);
+        return new RowGroups(rows, 4L * cols, (r0, r1) -> runRows(r0, r1, column, 1, y, null));
     }
 
     @Override
@@ -109,13 +129,15 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     /** Groups of four rows dealt out to the pool, one native call per chunk: floats into y (at row stride {@code rows}), or dots. */
     private void run(MemorySegment act, int n, MemorySegment y, int[] dots) {
         MemorySegment d = dots == null ? null : MemorySegment.ofArray(dots);
-        pool.forRange((rows + 3) / 4, 4L * cols * n, (worker, start, end) -> {
-            int r0 = 4 * start, r1 = Math.min(rows, 4 * end);
-            long from = start * quadBytes, bytes = layout == TernaryLayout.T2P ? (end - start) * quadBytes : (r1 - r0) * rowBytes;
-            kernels.multiply(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act,
-                    y == null ? MemorySegment.NULL : y.asSlice(4L * r0), rows,
-                    d == null ? MemorySegment.NULL : d.asSlice(4L * r0 * blocks), (long) rows * blocks);
-        });
+        pool.forRange((rows + 3) / 4, 4L * cols * n, (worker, start, end) -> runRows(4 * start, Math.min(rows, 4 * end), act, n, y, d));
+    }
+
+    /** Rows {@code [r0, r1)} ({@code r0} a multiple of four) of {@link #run}'s product, one native call. */
+    private void runRows(int r0, int r1, MemorySegment act, int n, MemorySegment y, MemorySegment d) {
+        long from = r0 / 4 * quadBytes, bytes = layout == TernaryLayout.T2P ? ((r1 + 3) / 4 - r0 / 4) * quadBytes : (r1 - r0) * rowBytes;
+        kernels.multiply(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act,
+                y == null ? MemorySegment.NULL : y.asSlice(4L * r0), rows,
+                d == null ? MemorySegment.NULL : d.asSlice(4L * r0 * blocks), (long) rows * blocks);
     }
 
     @Override

@@ -1,0 +1,71 @@
+package jquant.runtime;
+
+import java.util.Optional;
+import jquant.core.WorkerPool;
+import jquant.runtime.LinearWeights.RowGroups;
+import jquant.runtime.kernels.Kernels;
+
+/**
+ * A decode step's products of matrices that read the same input (q, k and v; gate and up) handed to
+ * the pool as one job instead of one a matrix. A decode job lasts tens of microseconds, and each costs
+ * a hand-off and a tail in which one thread waits for the other's last chunk; SwiGLU's gating, which
+ * one thread ran between the jobs, runs inside the gate-and-up job on each chunk's rows. Each row comes
+ * from the same kernel call as in a product of its own, so the outputs are the same bits.
+ */
+final class SharedInputProducts {
+
+    private SharedInputProducts() {}
+
+    /**
+     * {@code ys[i] = x · ws[i]} for the {@code n} token rows of {@code x}: one job where one token's
+     * products can all be prepared ({@link LinearWeights#prepare}), otherwise one product after another.
+     */
+    static void matmul(WorkerPool pool, float[] x, int n, LinearWeights[] ws, float[][] ys) {
+        RowGroups[] ps = n == 1 ? prepared(x, ws, ys) : null;
+        if (ps == null) {
+            for (int i = 0; i < ws.length; i++) ws[i].matmul(x, n, ys[i]);
+            return;
+        }
+        int[] first = new int[ps.length + 1];
+        long work = 0;
+        for (int i = 0; i < ps.length; i++) {
+            first[i + 1] = first[i] + ps[i].groups();
+            work = Math.max(work, ps[i].workPerGroup());
+        }
+        pool.forRange(first[ps.length], work, (worker, start, end) -> {
+            for (int i = 0; i < ps.length; i++) {
+                int from = Math.max(start, first[i]), to = Math.min(end, first[i + 1]);
+                if (from < to) ps[i].run(from - first[i], to - first[i]);
+            }
+        });
+    }
+
+    /**
+     * SwiGLU's {@code g = silu(x · gate) · (x · up)} for one token as one job, each chunk's rows gated as
+     * soon as both products have them; false, having written nothing, where the two products cannot
+     * both be prepared or differ in rows.
+     */
+    static boolean gated(WorkerPool pool, Kernels kernels, float[] x, LinearWeights gate, LinearWeights up, float[] g, float[] u) {
+        if (gate.outFeatures() != up.outFeatures()) return false;
+        RowGroups[] ps = prepared(x, new LinearWeights[] {gate, up}, new float[][] {g, u});
+        if (ps == null) return false;
+        int rows = gate.outFeatures();
+        pool.forRange(ps[0].groups(), ps[0].workPerGroup() + ps[1].workPerGroup(), (worker, start, end) -> {
+            ps[0].run(start, end);
+            ps[1].run(start, end);
+            int r0 = 4 * start;
+            kernels.siluMul(g, u, r0, Math.min(rows, 4 * end) - r0);
+        });
+        return true;
+    }
+
+    private static RowGroups[] prepared(float[] x, LinearWeights[] ws, float[][] ys) {
+        RowGroups[] ps = new RowGroups[ws.length];
+        for (int i = 0; i < ws.length; i++) {
+            Optional<RowGroups> p = ws[i].prepare(x, ys[i]);
+            if (p.isEmpty()) return null;
+            ps[i] = p.get();
+        }
+        return ps;
+    }
+}
