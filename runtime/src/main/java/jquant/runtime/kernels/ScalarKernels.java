@@ -42,9 +42,11 @@ public final class ScalarKernels implements Kernels {
 
     @Override
     public void siluMul(float[] gate, float[] up, int off, int len) {
-        for (int k = off; k < off + len; k++) {
-            float g = gate[k];
-            gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
-        }
+        for (int k = off; k < off + len; k++) gate[k] = silu(gate[k], up[k]);
+    }
+
+    /** SwiGLU's gating of one element: {@code silu(g) · u}. */
+    static float silu(float g, float u) {
+        return g / (1f + (float) Math.exp(-g)) * u;
     }
 }

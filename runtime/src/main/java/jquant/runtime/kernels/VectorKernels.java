@@ -1,5 +1,6 @@
 package jquant.runtime.kernels;
 
+import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -48,11 +49,22 @@ public final class VectorKernels implements Kernels {
     }
 
     /**
-     * {@code x[k] = exp(x[k] - shift)} with {@link Math#exp}, which HotSpot computes identically in
-     * every tier; the Vector API's lanewise EXP does not (a Java fallback before C2, a library call after).
+     * {@code x[k] = (float) Math.exp(x[k] - shift)}, Math.exp's bits, which HotSpot gives identically in
+     * every tier, from {@link FloatExp}'s double lanes; the Vector API's lanewise EXP rounds otherwise
+     * (a Java fallback before C2, a library call after).
      */
-    private static void expShifted(float[] x, int off, int len, float shift) {
-        for (int k = 0; k < len; k++) x[off + k] = (float) Math.exp(x[off + k] - shift);
+    static void expShifted(float[] x, int off, int len, float shift) {
+        int k = off, end = off + len, bound = off + FloatExp.H.loopBound(len);
+        for (; k < bound; k += FloatExp.LANES) {
+            FloatVector v = FloatVector.fromArray(FloatExp.H, x, k).sub(shift);
+            DoubleVector d = FloatExp.widen(v), e = FloatExp.exp(d);
+            FloatExp.narrow(e).intoArray(x, k);
+            VectorMask<Double> unsure = FloatExp.uncertain(d, e);
+            if (unsure.anyTrue()) {
+                for (int i = 0; i < FloatExp.LANES; i++) if (unsure.laneIsSet(i)) x[k + i] = (float) Math.exp(v.lane(i));
+            }
+        }
+        for (; k < end; k++) x[k] = (float) Math.exp(x[k] - shift);
     }
 
     @Override
@@ -245,16 +257,19 @@ public final class VectorKernels implements Kernels {
         for (int k = off; k < off + len; k++) x[k] *= inv;
     }
 
-    /**
-     * Element by element: {@link Math#exp} has no vector form that rounds the same in every JIT tier,
-     * and with it scalar, lanes would gain nothing but allocations.
-     */
+    /** Math.exp's bits from {@link FloatExp}'s double lanes; the division and product lane by lane as the scalar kernel's. */
     @Override
     public void siluMul(float[] gate, float[] up, int off, int len) {
-        for (int k = off; k < off + len; k++) {
-            float g = gate[k];
-            gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
+        int k = off, end = off + len, bound = off + FloatExp.H.loopBound(len);
+        for (; k < bound; k += FloatExp.LANES) {
+            FloatVector g = FloatVector.fromArray(FloatExp.H, gate, k);
+            DoubleVector d = FloatExp.widen(g.neg()), e = FloatExp.exp(d);
+            g.div(FloatExp.narrow(e).add(1f)).mul(FloatVector.fromArray(FloatExp.H, up, k)).intoArray(gate, k);
+            VectorMask<Double> unsure = FloatExp.uncertain(d, e);
+            if (unsure.anyTrue()) {
+                for (int i = 0; i < FloatExp.LANES; i++) if (unsure.laneIsSet(i)) gate[k + i] = ScalarKernels.silu(g.lane(i), up[k + i]);
+            }
         }
+        for (; k < end; k++) gate[k] = ScalarKernels.silu(gate[k], up[k]);
     }
-
 }
