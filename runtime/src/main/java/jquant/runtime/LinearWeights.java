@@ -32,15 +32,12 @@ public interface LinearWeights {
 
     /**
      * One token's product {@code y = W·x} made ready to run in groups of four rows: its input converted
-     * now (quantized, arranged), its rows multiplied when {@link RowGroups#run} is called, from any
-     * thread. So the forward pass can hand the pool one job for several matrices that read the same
-     * input ({@link SharedInputProducts}). Empty where a product runs only whole (the Java kernels; a
-     * first product that checks the weights).
-     *
-     * <p>Products prepared together read the same {@code x}: where two of them keep their converted
-     * input in the same per-thread scratch (the same form, the same length), both write the same bytes.
+     * now (quantized, arranged: a form of {@code x} other products of it share), its rows multiplied
+     * when {@link RowGroups#run} is called, from any thread. So the forward pass can hand the pool one
+     * job for several matrices that read the same input ({@link SharedInputProducts}). Empty where a
+     * product runs only whole (the Java kernels; a first product that checks the weights).
      */
-    default Optional<RowGroups> prepare(float[] x, float[] y) {
+    default Optional<RowGroups> prepare(SharedInput x, float[] y) {
         return Optional.empty();
     }
 

@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import jquant.formats.DType;
 import jquant.formats.Tensor;
-import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
@@ -102,9 +101,9 @@ final class NativeRowsWeights implements LinearWeights {
     }
 
     @Override
-    public Optional<RowGroups> prepare(float[] x, float[] y) {
+    public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (!checked) return Optional.empty();
-        return Optional.of(token(MemorySegment.ofArray(x).asSlice(0, 4L * in), MemorySegment.ofArray(y).asSlice(0, 4L * out)));
+        return Optional.of(token(MemorySegment.ofArray(x.values()).asSlice(0, 4L * in), MemorySegment.ofArray(y).asSlice(0, 4L * out)));
     }
 
     /** One token's product, {@code xt} into {@code yt}, one kernel call per range of row groups. */

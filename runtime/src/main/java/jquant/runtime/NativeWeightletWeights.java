@@ -75,8 +75,8 @@ final class NativeWeightletWeights implements LinearWeights {
     }
 
     @Override
-    public Optional<RowGroups> prepare(float[] x, float[] y) {
-        return Optional.of(token(x, 0, MemorySegment.ofArray(y)));
+    public Optional<RowGroups> prepare(SharedInput x, float[] y) {
+        return Optional.of(token(x.values(), 0, MemorySegment.ofArray(y)));
     }
 
     /** Token {@code t}'s product into {@code outs}, its input quantized now in npu mode; one kernel call per range of row groups. */

@@ -9,8 +9,9 @@ import jquant.runtime.kernels.Kernels;
  * A decode step's products of matrices that read the same input (q, k and v; gate and up) handed to
  * the pool as one job instead of one a matrix. A decode job lasts tens of microseconds, and each costs
  * a hand-off and a tail in which one thread waits for the other's last chunk; SwiGLU's gating, which
- * one thread ran between the jobs, runs inside the gate-and-up job on each chunk's rows. Each row comes
- * from the same kernel call as in a product of its own, so the outputs are the same bits.
+ * one thread ran between the jobs, runs inside the gate-and-up job on each chunk's rows; the input is
+ * quantized and arranged once for all the products that take the same form of it ({@link SharedInput}).
+ * Each row comes from the same kernel call as in a product of its own, so the outputs are the same bits.
  */
 final class SharedInputProducts {
 
@@ -59,10 +60,13 @@ final class SharedInputProducts {
         return true;
     }
 
+    /** Every product prepared on one input, or null where one cannot be (or the matrices differ in columns). */
     private static RowGroups[] prepared(float[] x, LinearWeights[] ws, float[][] ys) {
+        SharedInput input = new SharedInput(x, ws[0].inFeatures());
         RowGroups[] ps = new RowGroups[ws.length];
         for (int i = 0; i < ws.length; i++) {
-            Optional<RowGroups> p = ws[i].prepare(x, ys[i]);
+            if (ws[i].inFeatures() != input.length()) return null;
+            Optional<RowGroups> p = ws[i].prepare(input, ys[i]);
             if (p.isEmpty()) return null;
             ps[i] = p.get();
         }

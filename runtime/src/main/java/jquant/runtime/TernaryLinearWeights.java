@@ -37,9 +37,9 @@ public final class TernaryLinearWeights implements LinearWeights {
     public int outFeatures() { return matrix.rows(); }
 
     @Override
-    public Optional<RowGroups> prepare(float[] x, float[] y) {
+    public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (!(matrix instanceof NativeTernaryMatrix m)) return Optional.empty();
-        return Optional.of(m.prepare(ActivationBlocks.quantizeReused(x, 0, m.cols()), y));
+        return Optional.of(m.prepare(x.form(m.layout(), v -> m.arranged(ActivationBlocks.quantizeReused(v, 0, m.cols()))), y));
     }
 
     @Override

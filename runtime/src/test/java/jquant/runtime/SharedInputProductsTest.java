@@ -31,8 +31,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * One decode job for several matrices that read the same input ({@link SharedInputProducts}) against a
  * product of each alone, bit for bit: every native storage form in one group (float16 rows, Q4_0 and
- * Q6_K blocks, T2P and TQ2_0 ternary, weightlets weight-only and in npu mode at two input scales), so
- * forms that keep their converted input in a per-thread scratch are prepared side by side; and the
+ * Q6_K blocks, T2P and TQ2_0 ternary, weightlets weight-only and in npu mode at two input scales, and a
+ * second T2P and Q4_0 matrix, which share their input's converted form with the first); and the
  * SwiGLU job against the two products and the gating after them. One and two threads, on each
  * instruction set whose float lanes are the Java kernels'.
  */
@@ -68,7 +68,7 @@ class SharedInputProductsTest {
             expected[i] = new float[ws[i].outFeatures()];
             ws[i].matmul(x, 1, expected[i]);   // float16's first product is the Java layer's, which checks the weights
             got[i] = new float[ws[i].outFeatures()];
-            assertThat(ws[i].prepare(x, got[i])).as("form %d prepares", i).isPresent();
+            assertThat(ws[i].prepare(new SharedInput(x, COLS), got[i])).as("form %d prepares", i).isPresent();
         }
         for (float[] g : got) Arrays.fill(g, Float.NaN);
         SharedInputProducts.matmul(pool, x, 1, ws, got);
@@ -102,6 +102,8 @@ class SharedInputProductsTest {
             new NativeWeightletWeights(new NpuInt8Weights("a", weightlets(6), scales(7), 0.05f, compute), kernels),
             new NativeWeightletWeights(new WeightletWeights("b", weightlets(8), scales(9), compute), kernels),
             new NativeWeightletWeights(new NpuInt8Weights("c", weightlets(10), scales(11), 0.02f, compute), kernels),
+            ternary(TernaryLayout.T2P, kernels, pool, 12),
+            blocks(DType.Q4_0, kernels, compute, 13),
         };
     }
 

@@ -7,6 +7,7 @@ import jquant.formats.Tensor;
 import jquant.runtime.Compute;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeights.RowGroups;
+import jquant.runtime.SharedInput;
 import jquant.runtime.nativelib.KernelSource;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.RowType;
@@ -78,9 +79,9 @@ public final class IntegerBlockWeights implements LinearWeights {
     }
 
     @Override
-    public Optional<RowGroups> prepare(float[] x, float[] y) {
+    public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (kernels.isEmpty()) return Optional.empty();
-        return Optional.of(nativeGroups(Q8Activations.quantizeReused(kind, x, in), 1, y));
+        return Optional.of(nativeGroups(x.form(kind, v -> Q8Activations.quantizeReused(kind, v, in)), 1, y));
     }
 
     /** The product with {@code a}'s {@code n} columns on the C library's kernels, one call per range of row groups. */

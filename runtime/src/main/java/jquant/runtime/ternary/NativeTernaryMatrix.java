@@ -92,20 +92,28 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     @Override
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        RowGroups p = arranged(x, MemorySegment.ofArray(y).asSlice(4L * yOff));
+        RowGroups p = groups(arranged(x), MemorySegment.ofArray(y).asSlice(4L * yOff));
         pool.forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
     }
 
-    /** One column's product into {@code y}, its column arranged now, its row groups run later ({@link LinearWeights#prepare}). */
-    public RowGroups prepare(ActivationBlocks x, float[] y) {
-        if (y.length < rows) throw new IllegalArgumentException("output has room for " + y.length + " rows, matrix " + rows);
-        return arranged(x, MemorySegment.ofArray(y));
-    }
-
-    private RowGroups arranged(ActivationBlocks x, MemorySegment y) {
+    /**
+     * One column arranged as the kernels take it, in this thread's scratch for the layout, which its next
+     * arrangement in that layout overwrites ({@link LinearWeights#prepare}: products of one input share it).
+     */
+    public MemorySegment arranged(ActivationBlocks x) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         MemorySegment column = columns().get(columnBytes());
         arrange(x, column);
+        return column;
+    }
+
+    /** The product of an {@link #arranged} column into {@code y}, its row groups run later. */
+    public RowGroups prepare(MemorySegment column, float[] y) {
+        if (y.length < rows) throw new IllegalArgumentException("output has room for " + y.length + " rows, matrix " + rows);
+        return groups(column, MemorySegment.ofArray(y));
+    }
+
+    private RowGroups groups(MemorySegment column, MemorySegment y) {
         return new RowGroups(rows, 4L * cols, (r0, r1) -> runRows(r0, r1, column, 1, y, null));
     }
 
