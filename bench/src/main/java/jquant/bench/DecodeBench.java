@@ -5,6 +5,7 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
@@ -48,15 +49,19 @@ public final class DecodeBench {
                 try (WorkerPool pool = new WorkerPool(threads)) {
                     double bandwidth = probe.bandwidth(pool, 6);
                     LlamaModel model = loader.load(Compute.vector().on(pool));
-                    double ms = msPerToken(model, prompt, warmUp, tokens);
-                    Result r = new Result(threads, bandwidth, ms, model.linearWeightBytes());
+                    Timed t = msPerToken(model, prompt, warmUp, tokens);
+                    Result r = new Result(threads, bandwidth, t.msPerToken(), model.linearWeightBytes());
                     results.add(r);
-                    out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f%n", threads, bandwidth, ms, r.weightGBs(), r.ofBandwidth());
+                    out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f%n", threads, bandwidth, t.msPerToken(), r.weightGBs(), r.ofBandwidth());
+                    StorageReads.note(out, t.storageBytes());
                 }
             }
         }
         return results;
     }
+
+    /** A decode step's wall time, and the bytes read from storage while the steps were timed. */
+    record Timed(double msPerToken, long storageBytes) {}
 
     /** Most extra steps of the first pass while the JIT compiler is still at work. */
     private static final int MAX_EXTRA_WARMUP = 256;
@@ -69,9 +74,10 @@ public final class DecodeBench {
      * until the JIT compiler has added no compilation time for {@value #QUIET_STEPS} steps, as
      * llama-bench times repetitions after a warm-up run: kernels that a longer context switches to (the
      * blocked attention kernels) are then compiled before the timed steps reach them, and no compilation
-     * takes a core from them (bench/RESULTS.md).
+     * takes a core from them (bench/RESULTS.md). With it, the bytes read from storage during the timed
+     * steps ({@link StorageReads}).
      */
-    static double msPerToken(LlamaModel model, int[] prompt, int warmUp, int tokens) {
+    static Timed msPerToken(LlamaModel model, int[] prompt, int warmUp, int tokens) {
         int timedEnd = prompt.length + warmUp + tokens;
         InferenceSession first = model.newSession(Math.min(model.config().maxSeqLen(), timedEnd + MAX_EXTRA_WARMUP + 1));
         int pos = prompt.length;
@@ -91,9 +97,11 @@ public final class DecodeBench {
         pos = prompt.length;
         next = argmax(session.forward(prompt, 0, prompt.length - 1));
         for (int i = 0; i < warmUp; i++) next = argmax(session.decode(next, pos++));
+        OptionalLong read = StorageReads.bytes();
         long t0 = System.nanoTime();
         for (int i = 0; i < tokens; i++) next = argmax(session.decode(next, pos++));
-        return (System.nanoTime() - t0) / 1e6 / tokens;
+        double ms = (System.nanoTime() - t0) / 1e6 / tokens;
+        return new Timed(ms, StorageReads.since(read));
     }
 
     private static int argmax(float[] logits) {

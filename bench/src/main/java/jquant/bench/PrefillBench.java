@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalLong;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
@@ -37,11 +38,14 @@ public final class PrefillBench {
                 LlamaModel model = loader.load(Compute.vector().on(pool));
                 InferenceSession session = model.newSession(ctx);
                 window(session, tokens, 0, ctx, bos);
+                OptionalLong read = StorageReads.bytes();
                 long t0 = System.nanoTime();
                 for (int w = 1; w <= windows; w++) window(session, tokens, w, ctx, bos);
                 Result r = new Result(threads, windows, ctx, (System.nanoTime() - t0) / 1e9);
+                long readWhileTimed = StorageReads.since(read);
                 results.add(r);
                 out.printf("%7d  %8d  %10.2f  %10.1f%n", threads, windows, r.seconds(), r.tokensPerSecond());
+                StorageReads.note(out, readWhileTimed);
             }
         }
         return results;
