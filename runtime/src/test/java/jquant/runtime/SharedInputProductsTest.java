@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -23,7 +21,6 @@ import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.RowType;
 import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 import jquant.runtime.ternary.NativeTernaryMatrix;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -38,27 +35,32 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SharedInputProductsTest {
 
-    static final WorkerPool TWO = new WorkerPool(2), ONE = new WorkerPool(1);
     /** Rows of every matrix: a multiple of four (T2P stores groups of four rows), several chunks a thread. */
     static final int ROWS = 136, COLS = 512;
 
-    @AfterAll
-    static void close() {
-        TWO.close();
-        ONE.close();
+    private interface PoolTest {
+        void run(NativeKernels kernels, WorkerPool pool) throws Exception;
     }
 
+    /** {@code test} on a pool of {@code threads}, closed after. */
+    private static void onPool(NativeKernels kernels, int threads, PoolTest test) throws Exception {
+        try (WorkerPool pool = new WorkerPool(threads)) {
+            test.run(kernels, pool);
+        }
+    }
+
+    /** Each instruction set on one and on two threads. */
     static Stream<Arguments> cases() {
-        List<Arguments> all = new ArrayList<>();
-        for (NativeKernels k : NativeKernels.supported())
-            for (int threads = 1; threads <= 2; threads++) all.add(Arguments.of(k, threads));
-        return all.stream();
+        return NativeKernels.supported().stream().flatMap(k -> Stream.of(Arguments.of(k, 1), Arguments.of(k, 2)));
     }
 
     @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)   // none without the library
     @MethodSource("cases")
     void oneJobGivesEachProductsBits(NativeKernels kernels, int threads) throws Exception {
-        WorkerPool pool = threads == 2 ? TWO : ONE;
+        onPool(kernels, threads, SharedInputProductsTest::oneJob);
+    }
+
+    private static void oneJob(NativeKernels kernels, WorkerPool pool) throws Exception {
         Compute compute = Compute.vector().on(pool);
         assumeThat(kernels.isa().bits / Float.SIZE).as("float lanes of float16 rows and weight-only").isEqualTo(compute.matmul().lanes());
         LinearWeights[] ws = forms(kernels, compute, pool);
@@ -78,7 +80,10 @@ class SharedInputProductsTest {
     @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)
     @MethodSource("cases")
     void theSwigluJobGivesTheProductsGatedAfterThem(NativeKernels kernels, int threads) throws Exception {
-        WorkerPool pool = threads == 2 ? TWO : ONE;
+        onPool(kernels, threads, SharedInputProductsTest::swiglu);
+    }
+
+    private static void swiglu(NativeKernels kernels, WorkerPool pool) throws Exception {
         Compute compute = Compute.vector().on(pool);
         LinearWeights gate = ternary(TernaryLayout.T2P, kernels, pool, 5), up = blocks(DType.Q4_0, kernels, compute, 6);
         float[] x = input(2);
