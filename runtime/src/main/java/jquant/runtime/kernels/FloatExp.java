@@ -12,8 +12,9 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code (float) Math.exp(x)} for float {@code x}, a vector of lanes at a time and bit for bit: exp is
  * evaluated in double lanes to about 2^-46 of its value, then rounded to float, which gives Math.exp's
  * float unless the double lies so near a midpoint between two floats that the two doubles could round
- * apart; those lanes (about one in a million), and x outside the range where exp is a normal float,
- * take Math.exp itself. The scalar exp was most of SwiGLU's gating and the softmax (bench/RESULTS.md).
+ * apart; those lanes (a band of 2^9 of the 2^29 doubles between two floats), and x outside the range
+ * where exp is a normal float, take Math.exp itself. With Math.exp per element, SwiGLU's gating alone was a sixteenth of a two-thread
+ * decode step on one thread (bench/RESULTS.md).
  *
  * <pre>
  *   n = rint(x · log2 e),  r = x − n · ln 2  (|r| ≤ 0.35; ln 2 in two parts, so n · LN2_HI is exact)
