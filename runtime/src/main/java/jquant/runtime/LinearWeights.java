@@ -1,6 +1,7 @@
 package jquant.runtime;
 
 import java.util.Optional;
+import jquant.core.WorkerPool;
 
 /**
  * One linear layer's weight matrix {@code W[out][in]} as the model multiplies by it: the seam where
@@ -44,7 +45,7 @@ public interface LinearWeights {
     /**
      * A prepared product of {@code rows} output rows: {@code rows.run(r0, r1)} writes rows {@code [r0, r1)}
      * of its output; {@code workPerGroup} is about the multiply-adds of four rows, for
-     * {@link jquant.core.WorkerPool#forRange}.
+     * {@link WorkerPool#forRange}.
      */
     record RowGroups(int outRows, long workPerGroup, RowRange rows) {
 
@@ -56,6 +57,11 @@ public interface LinearWeights {
         /** Rows {@code [4·start, min(outRows, 4·end))}: groups {@code [start, end)}. */
         public void run(int start, int end) {
             rows.run(4 * start, Math.min(outRows, 4 * end));
+        }
+
+        /** Every group, dealt out to {@code pool}: the product made on its own. */
+        public void runOn(WorkerPool pool) {
+            pool.forRange(groups(), workPerGroup, (worker, start, end) -> run(start, end));
         }
     }
 

@@ -95,8 +95,7 @@ final class NativeRowsWeights implements LinearWeights {
             return;
         }
         for (int t = 0; t < n; t++) {
-            RowGroups p = token(xs.asSlice(4L * t * in, 4L * in), ys.asSlice(4L * t * out, 4L * out));
-            compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
+            token(xs.asSlice(4L * t * in, 4L * in), ys.asSlice(4L * t * out, 4L * out)).runOn(compute.pool());
         }
     }
 

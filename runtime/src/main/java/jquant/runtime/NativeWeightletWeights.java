@@ -69,8 +69,7 @@ final class NativeWeightletWeights implements LinearWeights {
             return;
         }
         for (int t = 0; t < n; t++) {
-            RowGroups p = token(x, t, MemorySegment.ofArray(y).asSlice(4L * t * out));
-            twin.compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
+            token(x, t, MemorySegment.ofArray(y).asSlice(4L * t * out)).runOn(twin.compute.pool());
         }
     }
 

@@ -69,8 +69,7 @@ public final class IntegerBlockWeights implements LinearWeights {
     public void matmul(float[] x, int n, float[] y) {
         Q8Activations a = n == 1 ? Q8Activations.quantizeReused(kind, x, in) : Q8Activations.quantize(kind, x, n, in, compute.pool());
         if (kernels.isPresent()) {
-            RowGroups p = nativeGroups(a, n, y);
-            compute.pool().forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
+            nativeGroups(a, n, y).runOn(compute.pool());
             return;
         }
         MemorySegment data = tensor.data();

@@ -92,8 +92,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     @Override
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        RowGroups p = groups(arranged(x), MemorySegment.ofArray(y).asSlice(4L * yOff));
-        pool.forRange(p.groups(), p.workPerGroup(), (worker, start, end) -> p.run(start, end));
+        groups(arranged(x), MemorySegment.ofArray(y).asSlice(4L * yOff)).runOn(pool);
     }
 
     /**
