@@ -149,6 +149,8 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define Q_ACT TQ2_ACT
 #include "quad_drivers.h"
 
+#include "ternary_tiles_avx512.h"
+
 /* ---------------------------------------------------------------- float chains (chains.h) */
 
 #define FV __m512

@@ -30,6 +30,8 @@ public final class NativeKernels {
     private final String origin;
     /** Per stored ternary layout (T2P, TQ2_0): the column arrangement and the multiply. */
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
+    /** Per stored ternary layout: the prefill tiles on plain columns (AVX-512 only; null elsewhere). */
+    private final MethodHandle[] tiles = new MethodHandle[2];
     private final MethodHandle weightletNpu, weightletF32;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
     private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
@@ -43,6 +45,10 @@ public final class NativeKernels {
             arrange[l] = lib.downcall(prefix[l] + "arrange", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
             multiply[l] = lib.downcall(prefix[l] + "multiply_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT,
                     JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG));
+            if (isa.bits == 512) {
+                tiles[l] = lib.downcall(prefix[l] + "tiles_" + isa.suffix,
+                        FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+            }
         }
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
@@ -119,6 +125,35 @@ public final class NativeKernels {
                          MemorySegment y, long ystride, MemorySegment dots, long dstride) {
         try {
             multiply[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, dots, dstride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Whether this instruction set has the ternary prefill tiles ({@link #tiles}): AVX-512 has. */
+    public boolean hasTiles() { return tiles[0] != null; }
+
+    /** Bytes of a plain column ({@link #tiles}) of {@code blocks} 128-weight blocks: its int8 activations, each block's sum of q, each block's scale. */
+    public static long plainColumnBytes(int blocks) {
+        return (long) blocks * (128 + 8);
+    }
+
+    /** Bytes of the scratch {@link #tiles} gathers sixteen rows' codes and scales into, for rows of {@code blocks} 128-weight blocks. */
+    public static long tileScratchBytes(int blocks) {
+        return (long) blocks * 9 * 64;
+    }
+
+    /**
+     * {@code jq_<layout>_tiles_<isa>}: as {@link #multiply} into {@code y}, the same bits, with sixteen rows
+     * in a register's lanes (docs/runtime.md), against {@code columns} plain columns at {@code act}, one
+     * after another: a column's int8 activations (blocks × 128, in k order), then each block's sum of q
+     * (int32), then each block's scale (float); {@code scratch}: {@link #tileScratchBytes} aligned to 64 bytes, the
+     * calling thread's own. Only where {@link #hasTiles}.
+     */
+    public void tiles(TernaryLayout layout, MemorySegment w, int rows, long rowBytes, int blocks, int columns, MemorySegment act,
+                      MemorySegment y, long ystride, MemorySegment scratch) {
+        try {
+            tiles[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }

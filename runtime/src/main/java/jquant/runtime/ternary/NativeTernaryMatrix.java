@@ -1,6 +1,7 @@
 package jquant.runtime.ternary;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import jquant.formats.DType;
 import jquant.formats.quant.T2pBlock;
@@ -25,7 +26,9 @@ import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
  * <p>Each call arranges its columns once ({@code jq_<layout>_arrange}: the activations in the order
  * the code bytes meet them, then each block's sum and scale), then deals out groups of four rows to
  * the pool, each chunk one native call. The C kernels take four rows and four 128-weight blocks at a
- * time and sum the terms of four such row groups side by side (docs/runtime.md).
+ * time and sum the terms of four such row groups side by side (docs/runtime.md). A product of
+ * {@value #TILE_COLUMNS} columns or more runs on the prefill tiles where the instruction set has them
+ * (AVX-512): sixteen rows in a register's lanes against plain columns, groups of sixteen rows to the pool.
  */
 public final class NativeTernaryMatrix implements TernaryMatrix {
 
@@ -42,6 +45,14 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
      * batch; products prepared together read one input, so those of a layout arrange the same bytes.
      */
     private static final AlignedScratch[] COLUMNS = {new AlignedScratch(), new AlignedScratch()};
+    /** A thread's plain columns for the prefill tiles ({@link NativeKernels#tiles}), whatever the layout. */
+    private static final AlignedScratch PLAIN = new AlignedScratch();
+    /** A worker's gathered codes for the prefill tiles. */
+    private static final AlignedScratch GATHERED = new AlignedScratch();
+    /** Columns from which a product runs on the prefill tiles where the kernels have them: a tile's width. */
+    static final int TILE_COLUMNS = 8;
+    /** Rows side by side in a tile: a chunk of the pool's work. */
+    private static final int TILE_ROWS = 16;
 
     /** {@code data} holds the matrix in {@code layout}, read in place. */
     public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
@@ -120,7 +131,37 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     public void multiply(ActivationBlocks[] xs, float[] y) {
         TernaryMatrix.checkColumns(cols, xs);
         TernaryMatrix.checkOutput(rows, xs.length, y);
+        if (kernels.hasTiles() && xs.length >= TILE_COLUMNS) {
+            tiles(plain(xs), xs.length, MemorySegment.ofArray(y));
+            return;
+        }
         run(arrange(xs), xs.length, MemorySegment.ofArray(y), null);
+    }
+
+    /** The columns as the prefill tiles take them ({@link NativeKernels#tiles}), one after another, in this thread's scratch. */
+    private MemorySegment plain(ActivationBlocks[] xs) {
+        long bytes = NativeKernels.plainColumnBytes(blocks);
+        MemorySegment all = PLAIN.get(xs.length * bytes);
+        pool.forRange(xs.length, cols, (worker, start, end) -> {
+            for (int i = start; i < end; i++) {
+                ActivationBlocks x = xs[i];
+                long at = i * bytes;
+                MemorySegment.copy(x.values(), 0, all, ValueLayout.JAVA_BYTE, at, cols);
+                MemorySegment.copy(x.sums(), 0, all, ValueLayout.JAVA_INT_UNALIGNED, at + cols, blocks);
+                MemorySegment.copy(x.scales(), 0, all, ValueLayout.JAVA_FLOAT_UNALIGNED, at + cols + 4L * blocks, blocks);
+            }
+        });
+        return all;
+    }
+
+    /** Groups of sixteen rows dealt out to the pool, one native call per chunk, into y at row stride {@code rows}. */
+    private void tiles(MemorySegment act, int n, MemorySegment y) {
+        pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols * n, (worker, start, end) -> {
+            int r0 = TILE_ROWS * start, r1 = Math.min(rows, TILE_ROWS * end);
+            long from = r0 / 4 * quadBytes, bytes = layout == TernaryLayout.T2P ? ((r1 + 3) / 4 - r0 / 4) * quadBytes : (r1 - r0) * rowBytes;
+            kernels.tiles(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act, y.asSlice(4L * r0), rows,
+                    GATHERED.get(NativeKernels.tileScratchBytes(blocks)));
+        });
     }
 
     @Override

@@ -1,0 +1,128 @@
+/*
+ * Ternary prefill tiles (T2P and TQ2_0, AVX-512 VNNI): sixteen rows side by side in the lanes of one
+ * register, so that no sum crosses lanes. In both layouts a code dword (four code bytes) belongs to one
+ * row and holds, in each of its four 2-bit slots, four weights of consecutive k; so with the sixteen
+ * rows' dwords of one place in a register, one vpdpbusd against a column's four activations broadcast
+ * adds each row's four products in its own lane. The quad kernels (quad_drivers.h) instead lay one
+ * row's codes across the lanes and fold the lanes after every chunk: in prefill the folding and the
+ * arranged columns' loads cost more than the dot products.
+ *
+ * A call gathers each group of sixteen rows' dwords once into the caller's scratch (aligned to 64 bytes,
+ * blocks × 576 bytes: TILE_PLACES places a block, row r in lane r, then the rows' scales as floats), then
+ * runs every column past them, TILE_COLS columns at a time: each unpacked slot meets all of them.
+ * The columns are plain (NativeTernaryMatrix lays them out): a block's 128 int8 activations in k order, then every
+ * block's sum of q (int32), then every block's scale (float). Per row and column the integers are the
+ * exact dots of the quad kernels and the floats their shared formula, y = Σ_b (float) dot_b · (d_b · s_b)
+ * in ascending b from 0, with no fused multiply-add: the same bits.
+ *
+ * Included by x86_avx512.c, which defines ISA(name) and SLOT_MAP (with JQK_GFNI).
+ */
+
+#define TILE_ROWS 16
+/* Columns whose accumulators stay in registers beside the four unpacked slots: 2 × 8 + 4 + 2 of 32. */
+#define TILE_COLS 8
+/* Places of code dwords in a 128-weight block of one row: 32 code bytes. */
+#define TILE_PLACES 8
+
+/* Slot s of every code byte as a value 0..3. */
+static inline __attribute__((always_inline)) __m512i tile_slot(__m512i c, int s) {
+#ifdef JQK_GFNI
+    return _mm512_gf2p8affine_epi64_epi8(c, SLOT_MAP(s), 0);
+#else
+    return _mm512_and_si512(_mm512_srli_epi16(c, 2 * s), _mm512_set1_epi8(0x03));
+#endif
+}
+
+/*
+ * T2P: the dword at byte 8 + 64p + 16wd + 8rp + 4h of a block is row 2p + rp's; slot s holds weights
+ * 32wd + 8s + 4h + 0..3 (T2pBlock). Place 2wd + h.
+ */
+static inline __attribute__((always_inline)) int t2p_tile_offset(int place, int s) { return 32 * (place / 2) + 8 * s + 4 * (place % 2); }
+
+/* TQ2_0: in each 128-half of a block, the dword at byte 4m holds weights 32s + 4m + 0..3 in slot s. Place m. */
+static inline __attribute__((always_inline)) int tq2_tile_offset(int place, int s) { return 32 * s + 4 * place; }
+
+/*
+ * Rows [row0, row0 + 16) of a T2P matrix (row groups of four from w, rows real rows): each block's
+ * code dwords as codes[128 b + 16 place + lane] and scales as d[16 b + lane]; lanes past the last row zero.
+ */
+static void t2p_tile_gather(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t row0, uint32_t *codes, float *d) {
+    (void) rowBytes;
+    memset(codes, 0, (size_t) blocks * TILE_PLACES * TILE_ROWS * 4);
+    memset(d, 0, (size_t) blocks * TILE_ROWS * 4);
+    for (int gi = 0; gi < 4 && row0 + 4 * gi < rows; gi++) {
+        const uint8_t *group = w + (int64_t) (row0 / 4 + gi) * blocks * T2P_BYTES;
+        for (int32_t b = 0; b < blocks; b++) {
+            const uint8_t *block = group + (int64_t) b * T2P_BYTES;
+            for (int r = 0; r < 4; r++) d[TILE_ROWS * b + 4 * gi + r] = _cvtsh_ss(jqk_load16(block + 2 * r));
+            for (int p = 0; p < 2; p++) {
+                for (int wd = 0; wd < 4; wd++) {
+                    for (int rp = 0; rp < 2; rp++) {
+                        for (int h = 0; h < 2; h++) {
+                            memcpy(codes + 128 * b + TILE_ROWS * (2 * wd + h) + 4 * gi + 2 * p + rp, block + T2P_CODES + 64 * p + 16 * wd + 8 * rp + 4 * h, 4);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The same for TQ2_0 rows (rowBytes each from w): 128-block b is half b % 2 of TQ2_0 block b / 2. */
+static void tq2_tile_gather(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t row0, uint32_t *codes, float *d) {
+    memset(codes, 0, (size_t) blocks * TILE_PLACES * TILE_ROWS * 4);
+    memset(d, 0, (size_t) blocks * TILE_ROWS * 4);
+    for (int lane = 0; lane < TILE_ROWS && row0 + lane < rows; lane++) {
+        const uint8_t *row = w + (int64_t) (row0 + lane) * rowBytes;
+        for (int32_t b = 0; b < blocks; b++) {
+            const uint8_t *block = row + (int64_t) (b / 2) * TQ2_BYTES;
+            d[TILE_ROWS * b + lane] = _cvtsh_ss(jqk_load16(block + TQ2_SCALE));
+            for (int place = 0; place < TILE_PLACES; place++) memcpy(codes + 128 * b + TILE_ROWS * place + lane, block + 32 * (b % 2) + 4 * place, 4);
+        }
+    }
+}
+
+#define TILE_DEFINE(layout)                                                                                                             \
+    JQK_EXPORT void ISA(jq_##layout##_tiles)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns,        \
+                                             const int8_t *act, float *y, int64_t ystride, uint32_t *codes) {                         \
+        const int64_t column = (int64_t) blocks * (128 + 8);                                                                            \
+        float *d = (float *) (codes + (int64_t) blocks * TILE_PLACES * TILE_ROWS);                                                      \
+        for (int32_t row0 = 0; row0 < rows; row0 += TILE_ROWS) {                                                                        \
+            layout##_tile_gather(w, rows, rowBytes, blocks, row0, codes, d);                                                          \
+            __mmask16 keep = rows - row0 >= TILE_ROWS ? 0xFFFF : (__mmask16) ((1u << (rows - row0)) - 1);                             \
+            for (int32_t c = 0; c < columns; c += TILE_COLS) {                                                                          \
+                const int8_t *q[TILE_COLS];                                                                                             \
+                for (int j = 0; j < TILE_COLS; j++) q[j] = act + (c + j < columns ? c + j : columns - 1) * column;                     \
+                __m512 f[TILE_COLS];                                                                                                    \
+                for (int j = 0; j < TILE_COLS; j++) f[j] = _mm512_setzero_ps();                                                        \
+                for (int32_t b = 0; b < blocks; b++) {                                                                                  \
+                    __m512i a[TILE_COLS];                                                                                               \
+                    for (int j = 0; j < TILE_COLS; j++) a[j] = _mm512_setzero_si512();                                                 \
+                    for (int place = 0; place < TILE_PLACES; place++) {                                                                 \
+                        __m512i t = _mm512_load_si512(codes + 128 * b + TILE_ROWS * place);                                            \
+                        for (int s = 0; s < 4; s++) {                                                                                   \
+                            __m512i u = tile_slot(t, s);                                                                                \
+                            int at = 128 * b + layout##_tile_offset(place, s);                                                          \
+                            for (int j = 0; j < TILE_COLS; j++) {                                                                       \
+                                int32_t x;                                                                                              \
+                                memcpy(&x, q[j] + at, 4);                                                                               \
+                                a[j] = _mm512_dpbusd_epi32(a[j], u, _mm512_set1_epi32(x));                                             \
+                            }                                                                                                           \
+                        }                                                                                                               \
+                    }                                                                                                                   \
+                    __m512 db = _mm512_load_ps(d + TILE_ROWS * b);                                                                      \
+                    for (int j = 0; j < TILE_COLS; j++) {                                                                               \
+                        const int32_t *sums = (const int32_t *) (q[j] + 128 * (int64_t) blocks);                                       \
+                        const float *scales = (const float *) (sums + blocks);                                                          \
+                        __m512i dot = _mm512_sub_epi32(a[j], _mm512_set1_epi32(sums[b]));                                              \
+                        f[j] = _mm512_add_ps(f[j], _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(db, _mm512_set1_ps(scales[b])))); \
+                    }                                                                                                                   \
+                }                                                                                                                       \
+                for (int j = 0; j < TILE_COLS && c + j < columns; j++) _mm512_mask_storeu_ps(y + (c + j) * ystride + row0, keep, f[j]); \
+            }                                                                                                                           \
+        }                                                                                                                               \
+    }
+
+TILE_DEFINE(t2p)
+TILE_DEFINE(tq2)
+#undef TILE_DEFINE
