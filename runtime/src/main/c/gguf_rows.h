@@ -198,6 +198,9 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 #ifndef F16_TILE_ROWS
 #define F16_TILE_ROWS 4
 #endif
+/* Rows whose float16 bytes stay in L2 while every token passes over them, so each token's activations come
+   from L3 once per block rather than once per tile (F16 prefill 1.05x on one thread, 1.05x on two; bench/RESULTS.md). */
+#define F16_ROW_BLOCK_BYTES (512 * 1024)
 #if F16_TILE_ROWS == 6
 #define F16_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #else
@@ -213,8 +216,9 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 
 /*
  * F16 prefill: y[t · ystride + r] = w_r · x_t for rows [0, rows) and tokens [0, tokens) (x: cols floats a
- * token), each by jq_rows_f16's chains, so a token's outputs are the same alone and in a batch. A tile
- * of rows by four tokens per step, its chain sets in registers: each weight vector converted once for
+ * token), each by jq_rows_f16's chains, so a token's outputs are the same alone and in a batch. Rows in
+ * blocks of F16_ROW_BLOCK_BYTES, every four tokens across a block's tiles; a tile of rows by four tokens
+ * per step, its chain sets in registers: each weight vector converted once for
  * four tokens, each activation vector loaded once for the tile's rows (the Java prefill's tile, without
  * its float copy of the rows). A last partial tile repeats its first row or token; only real outputs
  * are written.
@@ -222,29 +226,34 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, int32_t tokens,
                                   float *y, int64_t ystride) {
     int32_t whole = cols / FV_LANES * FV_LANES;
-    for (int32_t r0 = 0; r0 < rows; r0 += F16_TILE_ROWS) {
-        int nr = rows - r0 < F16_TILE_ROWS ? rows - r0 : F16_TILE_ROWS;
-        const uint8_t *rw[F16_TILE_ROWS];
-        for (int j = 0; j < F16_TILE_ROWS; j++) rw[j] = w + (int64_t) (j < nr ? r0 + j : r0) * rowBytes;
+    int32_t block = (int32_t) (F16_ROW_BLOCK_BYTES / rowBytes) / F16_TILE_ROWS * F16_TILE_ROWS;
+    if (block < F16_TILE_ROWS) block = F16_TILE_ROWS;
+    for (int32_t b0 = 0; b0 < rows; b0 += block) {
+        int32_t b1 = rows - b0 < block ? rows : b0 + block;
         for (int32_t t0 = 0; t0 < tokens; t0 += 4) {
             int nt = tokens - t0 < 4 ? tokens - t0 : 4;
             const float *xt[4];
             for (int i = 0; i < 4; i++) xt[i] = x + (int64_t) (i < nt ? t0 + i : t0) * cols;
-            F16_ROWS(F16_TILE_ACC)
-            for (int32_t k = 0; k < whole; k += FV_LANES) {
-                F16_ROWS(F16_TILE_W)
-                FV xv = FV_LOAD(xt[0] + k);
-                F16_ROWS(F16_TILE_FMA0)
-                xv = FV_LOAD(xt[1] + k);
-                F16_ROWS(F16_TILE_FMA1)
-                xv = FV_LOAD(xt[2] + k);
-                F16_ROWS(F16_TILE_FMA2)
-                xv = FV_LOAD(xt[3] + k);
-                F16_ROWS(F16_TILE_FMA3)
+            for (int32_t r0 = b0; r0 < b1; r0 += F16_TILE_ROWS) {
+                int nr = b1 - r0 < F16_TILE_ROWS ? b1 - r0 : F16_TILE_ROWS;
+                const uint8_t *rw[F16_TILE_ROWS];
+                for (int j = 0; j < F16_TILE_ROWS; j++) rw[j] = w + (int64_t) (j < nr ? r0 + j : r0) * rowBytes;
+                F16_ROWS(F16_TILE_ACC)
+                for (int32_t k = 0; k < whole; k += FV_LANES) {
+                    F16_ROWS(F16_TILE_W)
+                    FV xv = FV_LOAD(xt[0] + k);
+                    F16_ROWS(F16_TILE_FMA0)
+                    xv = FV_LOAD(xt[1] + k);
+                    F16_ROWS(F16_TILE_FMA1)
+                    xv = FV_LOAD(xt[2] + k);
+                    F16_ROWS(F16_TILE_FMA2)
+                    xv = FV_LOAD(xt[3] + k);
+                    F16_ROWS(F16_TILE_FMA3)
+                }
+                const FV acc[F16_TILE_ROWS][4] = {F16_ROWS(F16_TILE_SETS)};
+                for (int j = 0; j < nr; j++)
+                    for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = f16_row_end(acc[j][i], rw[j], xt[i], whole, cols);
             }
-            const FV acc[F16_TILE_ROWS][4] = {F16_ROWS(F16_TILE_SETS)};
-            for (int j = 0; j < nr; j++)
-                for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = f16_row_end(acc[j][i], rw[j], xt[i], whole, cols);
         }
     }
 }

@@ -28,7 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Float16 and llama.cpp's block types on the C library's kernels against {@link DenseWeights} and
  * {@link DecodedRowsWeights} (jquant's reference decoders, then the Java row kernel), bit for bit:
  * random finite halves, random blocks with finite fp16 scales,
- * row counts that end inside a group of four, one to three tokens, one and two threads, on each
+ * row counts that end inside a group of four (float16 also more rows than one of its prefill tiles' row
+ * blocks), one to three tokens, one and two threads, on each
  * instruction set whose float lanes are the Java kernels' ({@code ./run-tests} runs this class again
  * at 256 and 128 bits).
  */
@@ -46,7 +47,7 @@ class NativeRowsWeightsTest {
         List<Arguments> all = new ArrayList<>();
         for (NativeKernels k : NativeKernels.supported())
             for (RowType t : RowType.values())
-                for (int rows : new int[] {5, 16})
+                for (int rows : t == RowType.F16 ? new int[] {5, 16, 1100} : new int[] {5, 16})
                     for (int tokens : t == RowType.F16 ? new int[] {1, 2, 3, 4, 7, 9} : new int[] {1, 2, 3}) all.add(Arguments.of(k, t, rows, tokens));
         return all.stream();
     }
