@@ -9,9 +9,9 @@
  *
  * A call gathers each group of sixteen rows' dwords once into the caller's scratch (aligned to 64 bytes,
  * blocks × 576 bytes: TILE_PLACES places a block, row r in lane r, then the rows' scales as floats), then
- * runs every column past them, TILE_COLS columns at a time: each unpacked slot meets all of them.
- * The columns are plain (NativeTernaryMatrix lays them out): a block's 128 int8 activations in k order, then every
- * block's sum of q (int32), then every block's scale (float). Per row and column the integers are the
+ * runs every column past them, TILE_COLS columns at a time: each unpacked slot meets all of them. The
+ * columns are plain (NativeTernaryMatrix lays them out): a block's 128 int8 activations in k order, then
+ * every block's sum of q (int32), then every block's scale (float). Per row and column the integers are the
  * exact dots of the quad kernels and the floats their shared formula, y = Σ_b (float) dot_b · (d_b · s_b)
  * in ascending b from 0, with no fused multiply-add: the same bits.
  *
@@ -19,7 +19,8 @@
  */
 
 #define TILE_ROWS 16
-/* Columns whose accumulators stay in registers beside the four unpacked slots: 2 × 8 + 4 + 2 of 32. */
+/* Columns each unpacked slot meets: their int32 sums stay in registers beside the slot (GCC keeps some of
+   their float sums, added once a block, in memory). */
 #define TILE_COLS 8
 /* Places of code dwords in a 128-weight block of one row: 32 code bytes. */
 #define TILE_PLACES 8

@@ -158,8 +158,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private void tiles(MemorySegment act, int n, MemorySegment y) {
         pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols * n, (worker, start, end) -> {
             int r0 = TILE_ROWS * start, r1 = Math.min(rows, TILE_ROWS * end);
-            long from = r0 / 4 * quadBytes, bytes = layout == TernaryLayout.T2P ? ((r1 + 3) / 4 - r0 / 4) * quadBytes : (r1 - r0) * rowBytes;
-            kernels.tiles(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act, y.asSlice(4L * r0), rows,
+            kernels.tiles(layout, stored(r0, r1), r1 - r0, rowBytes, blocks, n, act, y.asSlice(4L * r0), rows,
                     GATHERED.get(NativeKernels.tileScratchBytes(blocks)));
         });
     }
@@ -182,10 +181,15 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
 
     /** Rows {@code [r0, r1)} ({@code r0} a multiple of four) of {@link #run}'s product, one native call. */
     private void runRows(int r0, int r1, MemorySegment act, int n, MemorySegment y, MemorySegment d) {
-        long from = r0 / 4 * quadBytes, bytes = layout == TernaryLayout.T2P ? ((r1 + 3) / 4 - r0 / 4) * quadBytes : (r1 - r0) * rowBytes;
-        kernels.multiply(layout, data.asSlice(from, bytes), r1 - r0, rowBytes, blocks, n, act,
+        kernels.multiply(layout, stored(r0, r1), r1 - r0, rowBytes, blocks, n, act,
                 y == null ? MemorySegment.NULL : y.asSlice(4L * r0), rows,
                 d == null ? MemorySegment.NULL : d.asSlice(4L * r0 * blocks), (long) rows * blocks);
+    }
+
+    /** The stored bytes of rows {@code [r0, r1)} ({@code r0} a multiple of four; T2P stores whole groups of four). */
+    private MemorySegment stored(int r0, int r1) {
+        long from = r0 / 4 * quadBytes, bytes = layout == TernaryLayout.T2P ? ((r1 + 3) / 4 - r0 / 4) * quadBytes : (r1 - r0) * rowBytes;
+        return data.asSlice(from, bytes);
     }
 
     @Override
