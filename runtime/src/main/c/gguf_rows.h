@@ -199,7 +199,7 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 #define F16_TILE_ROWS 4
 #endif
 /* Rows whose float16 bytes stay in L2 while every token passes over them, so each token's activations come
-   from L3 once per block rather than once per tile (F16 prefill 1.05x on one thread, 1.05x on two; bench/RESULTS.md). */
+   from L3 once per block rather than once per tile (bench/RESULTS.md). */
 #define F16_ROW_BLOCK_BYTES (512 * 1024)
 #if F16_TILE_ROWS == 6
 #define F16_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
@@ -208,8 +208,8 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
 #endif
 #define F16_TILE_ACC(j) FV a##j##0 = FV_ZERO, a##j##1 = FV_ZERO, a##j##2 = FV_ZERO, a##j##3 = FV_ZERO;
 /* Row j's weights converted once and multiplied into its four tokens' chains: the four activation vectors
-   stay in registers across the rows, so a tile needs its chain sets, four and one registers (converting
-   the six rows first took six, and GCC kept one chain set in memory: F16 prefill 1.10-1.16x slower). */
+   stay in registers across the rows, so a tile needs its chain sets, four and one registers; converting
+   the six rows first needed six, and GCC then kept a chain set in memory (bench/RESULTS.md). */
 #define F16_TILE_ROW(j)                                                                             \
     {                                                                                               \
         FV w = FV_F16(rw[j] + 2 * k);                                                               \
