@@ -227,7 +227,8 @@ JQK_EXPORT void ISA(jq_rows_f16)(const uint8_t *w, int64_t rowBytes, int32_t row
  * per step, its chain sets in registers: each weight vector converted once for
  * four tokens, each activation vector loaded once for the tile's rows (the Java prefill's tile, without
  * its float copy of the rows). A last partial tile repeats its first row or token; only real outputs
- * are written.
+ * are written. Rows without a tail are summed by the ISA's F16_TILE_SUMS where it has one (lane_sum's
+ * order, a tile's chain sets at once).
  */
 JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t rows, int32_t cols, const float *x, int32_t tokens,
                                   float *y, int64_t ystride) {
@@ -250,6 +251,15 @@ JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t ro
                     F16_ROWS(F16_TILE_ROW)
                 }
                 const FV acc[F16_TILE_ROWS][4] = {F16_ROWS(F16_TILE_SETS)};
+#ifdef F16_TILE_SUMS
+                if (whole == cols) {
+                    float sums[32];
+                    F16_TILE_SUMS(acc, sums);
+                    for (int j = 0; j < nr; j++)
+                        for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = sums[4 * j + i];
+                    continue;
+                }
+#endif
                 for (int j = 0; j < nr; j++)
                     for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = f16_row_end(acc[j][i], rw[j], xt[i], whole, cols);
             }

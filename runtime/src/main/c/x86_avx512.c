@@ -167,6 +167,52 @@ static inline __attribute__((always_inline)) void tq2_terms(__m512i r, const uin
 #define F16_TILE_ROWS 6
 #include "chains.h"
 
+/*
+ * lane_sum of sixteen chain sets at once, set j's in lane j: the sets transposed in registers (four
+ * stages of shuffles leave lane c of every set in r[c]), then r[0], r[1], … added in order, as lane_sum
+ * adds one set's lanes, where lane_sum spends sixteen dependent scalar additions on each set: the F16
+ * prefill tile makes a result every 128 multiply-adds at 2,048 columns (bench/RESULTS.md).
+ */
+static inline __attribute__((always_inline)) __m512 lane_sums16(const __m512 set[16]) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(set[i], set[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(set[i], set[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+    __m512 sum = _mm512_setzero_ps();
+    for (int c = 0; c < 16; c++) sum = _mm512_add_ps(sum, r[c]);
+    return sum;
+}
+
+/* The F16 tile's 24 results, sums[4j + i] = lane_sum(acc[j][i]): rows 0-3 as one lane_sums16, rows 4-5
+   with eight zero sets as another. */
+#define F16_TILE_SUMS(acc, sums)                                                                                     \
+    do {                                                                                                             \
+        const __m512 z = _mm512_setzero_ps();                                                                        \
+        const __m512 lo[16] = {acc[0][0], acc[0][1], acc[0][2], acc[0][3], acc[1][0], acc[1][1], acc[1][2], acc[1][3], \
+                               acc[2][0], acc[2][1], acc[2][2], acc[2][3], acc[3][0], acc[3][1], acc[3][2], acc[3][3]}; \
+        const __m512 hi[16] = {acc[4][0], acc[4][1], acc[4][2], acc[4][3], acc[5][0], acc[5][1], acc[5][2], acc[5][3], \
+                               z, z, z, z, z, z, z, z};                                                              \
+        _mm512_storeu_ps(sums, lane_sums16(lo));                                                                     \
+        _mm512_storeu_ps(sums + 16, lane_sums16(hi));                                                                \
+    } while (0)
+
 /* ---------------------------------------------------------------- weightlets */
 
 /* Exact: vpdpbusd on v + 128 (v with its sign bit flipped, an unsigned byte) and xq, minus vpdpbusd on
