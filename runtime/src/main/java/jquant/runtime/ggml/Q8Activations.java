@@ -1,5 +1,6 @@
 package jquant.runtime.ggml;
 
+import jquant.core.PerThreadRing;
 import jquant.core.WorkerPool;
 import jquant.runtime.kernels.VectorWidth;
 
@@ -72,32 +73,18 @@ public final class Q8Activations {
         return a;
     }
 
-    /** A thread's single columns for {@link #quantizeReused}, one per kind and length (a model has two or three). */
-    private static final class Reused {
-        static final int SLOTS = 4;
-        final Q8Activations[] columns = new Q8Activations[SLOTS];
-        final int[] rounded = new int[Kind.Q8_K.block];
-        int next;
-    }
-
-    private static final ThreadLocal<Reused> REUSED = ThreadLocal.withInitial(Reused::new);
+    /** A thread's single columns for {@link #quantizeReused}, one per kind and length, and its rounding scratch. */
+    private static final PerThreadRing<Q8Activations> REUSED = new PerThreadRing<>(4);
+    private static final ThreadLocal<int[]> ROUNDED = ThreadLocal.withInitial(() -> new int[Kind.Q8_K.block]);
 
     /**
      * One column, as {@link #quantize}, into this thread's column of that kind and length, which this
-     * thread's next call for the same kind and length overwrites: a decode step quantizes a column for
-     * every matrix, and a new one each time was most of the step's garbage (bench/RESULTS.md).
+     * thread's next call for the same kind and length overwrites ({@link PerThreadRing}).
      */
     public static Q8Activations quantizeReused(Kind kind, float[] x, int cols) {
         if (cols <= 0 || cols % kind.block != 0) throw new IllegalArgumentException("activation length " + cols + " is not a positive multiple of " + kind.block);
-        Reused mine = REUSED.get();
-        Q8Activations a = null;
-        for (Q8Activations c : mine.columns) if (c != null && c.kind == kind && c.cols == cols) a = c;
-        if (a == null) {
-            a = new Q8Activations(kind, cols, 1);
-            mine.columns[mine.next] = a;
-            mine.next = (mine.next + 1) % Reused.SLOTS;
-        }
-        a.quantizeColumn(x, 0, mine.rounded);
+        Q8Activations a = REUSED.get(c -> c.kind == kind && c.cols == cols, () -> new Q8Activations(kind, cols, 1));
+        a.quantizeColumn(x, 0, ROUNDED.get());
         return a;
     }
 

@@ -1,5 +1,7 @@
 package jquant.runtime.ternary;
 
+import jquant.core.PerThreadRing;
+
 import static jdk.incubator.vector.VectorOperators.MAX;
 
 import java.util.Arrays;
@@ -45,29 +47,18 @@ public final class ActivationBlocks {
         return new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]).fill(x, off, new int[BLOCK]);
     }
 
-    /** A thread's columns for {@link #quantizeReused}, one per length (a model has two or three), and its rounding scratch. */
-    private static final class Reused {
-        static final int LENGTHS = 4;
-        final ActivationBlocks[] columns = new ActivationBlocks[LENGTHS];
-        final int[] rounded = new int[BLOCK];
-        int next;
-    }
-
-    private static final ThreadLocal<Reused> REUSED = ThreadLocal.withInitial(Reused::new);
+    /** A thread's columns for {@link #quantizeReused}, one per length, and its rounding scratch. */
+    private static final PerThreadRing<ActivationBlocks> REUSED = new PerThreadRing<>(4);
+    private static final ThreadLocal<int[]> ROUNDED = ThreadLocal.withInitial(() -> new int[BLOCK]);
 
     /**
      * As {@link #quantize(float[], int, int)}, into this thread's column of that length, which this
-     * thread's next call for the same length overwrites: a decode step quantizes a column for every
-     * matrix, and a new one each time was most of the step's garbage (bench/RESULTS.md).
+     * thread's next call for the same length overwrites ({@link PerThreadRing}).
      */
     public static ActivationBlocks quantizeReused(float[] x, int off, int cols) {
         checkLength(cols);
-        Reused mine = REUSED.get();
-        for (ActivationBlocks a : mine.columns) if (a != null && a.cols() == cols) return a.fill(x, off, mine.rounded);
-        ActivationBlocks a = new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]);
-        mine.columns[mine.next] = a;
-        mine.next = (mine.next + 1) % Reused.LENGTHS;
-        return a.fill(x, off, mine.rounded);
+        return REUSED.get(a -> a.cols() == cols, () -> new ActivationBlocks(new byte[cols], new float[cols / BLOCK], new int[cols / BLOCK]))
+                .fill(x, off, ROUNDED.get());
     }
 
     /**
