@@ -253,7 +253,7 @@ JQK_EXPORT void ISA(jq_tiles_f16)(const uint8_t *w, int64_t rowBytes, int32_t ro
                 const FV acc[F16_TILE_ROWS][4] = {F16_ROWS(F16_TILE_SETS)};
 #ifdef F16_TILE_SUMS
                 if (whole == cols) {
-                    float sums[32];
+                    float sums[32];   /* F16_TILE_SUMS writes two vectors of sixteen, 4j + i the first 24 */
                     F16_TILE_SUMS(acc, sums);
                     for (int j = 0; j < nr; j++)
                         for (int i = 0; i < nt; i++) y[(t0 + i) * ystride + r0 + j] = sums[4 * j + i];
