@@ -9,7 +9,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * created once. A job is a range of independent work items (weight rows, row groups, attention
  * heads); it is cut into chunks that the threads take from an atomic counter until none is left, so
  * a thread the machine slows down holds the others back by one chunk at most (ggml's mul_mat does
- * the same).
+ * the same). A long job (prefill's products) is cut finer at its end: each chunk is a share of what is
+ * left (guided scheduling), down to a sixteenth of a thread's share, so its first chunks are long and
+ * its last ones short, and the thread that finishes first waits for little.
  *
  * <p>Decode hands out a job every few tens of microseconds, so the hand-off must cost far less than
  * that: an idle worker spins on the job slot for a short while ({@link #SPIN_NANOS}) before it
@@ -33,6 +35,14 @@ public final class WorkerPool implements AutoCloseable {
     private static final long MIN_PARALLEL_WORK = 1L << 16;
     /** Chunks per thread: enough to even out a slow thread, few enough to keep each chunk long. */
     private static final int CHUNKS_PER_THREAD = 4;
+    /**
+     * Multiply-adds from which a job is long (about a millisecond of one thread's): each chunk is then
+     * what is left over twice the threads, none shorter than its items over
+     * {@value #LONG_JOB_CHUNKS_PER_THREAD} chunks a thread (with four a thread, prefill's second thread
+     * often sat waiting for the other's last chunk; bench/RESULTS.md).
+     */
+    private static final long LONG_JOB_WORK = 1L << 26;
+    private static final int LONG_JOB_CHUNKS_PER_THREAD = 16;
     /** How long an idle worker, or a caller waiting for the last chunk, spins before it parks. */
     private static final long SPIN_NANOS = 100_000;
 
@@ -52,23 +62,27 @@ public final class WorkerPool implements AutoCloseable {
         final RangeTask task;
         final int count;
         final int chunk;
+        /** Divides what is left into a chunk (guided), or 0: chunks of {@link #chunk} only. */
+        final int guide;
         final Thread caller;
         final AtomicInteger nextItem = new AtomicInteger();
         final AtomicInteger doneItems = new AtomicInteger();
         volatile Throwable failure;
         volatile boolean callerParked;
 
-        Job(RangeTask task, int count, int chunk, Thread caller) {
+        Job(RangeTask task, int count, int chunk, int guide, Thread caller) {
             this.task = task;
             this.count = count;
             this.chunk = chunk;
+            this.guide = guide;
             this.caller = caller;
         }
 
         /** Takes and runs chunks until none is left. */
         void runChunks(int worker) {
-            for (int start; (start = nextItem.getAndAdd(chunk)) < count; ) {
-                int end = Math.min(count, start + chunk);
+            for (int start; (start = nextItem.get()) < count; ) {
+                int end = Math.min(count, start + (guide == 0 ? chunk : Math.max(chunk, (count - start) / guide)));
+                if (!nextItem.compareAndSet(start, end)) continue;
                 try {
                     if (failure == null) task.run(worker, start, end);
                 } catch (RuntimeException | Error e) {
@@ -146,8 +160,9 @@ public final class WorkerPool implements AutoCloseable {
         }
         Job job;
         try {
-            int chunk = Math.max(1, (count + threads * CHUNKS_PER_THREAD - 1) / (threads * CHUNKS_PER_THREAD));
-            job = new Job(task, count, chunk, Thread.currentThread());
+            boolean longJob = (long) count * workPerItem >= LONG_JOB_WORK;
+            int chunks = threads * (longJob ? LONG_JOB_CHUNKS_PER_THREAD : CHUNKS_PER_THREAD);
+            job = new Job(task, count, Math.max(1, (count + chunks - 1) / chunks), longJob ? 2 * threads : 0, Thread.currentThread());
             current = job;
             for (Worker w : workers) if (w.parked) LockSupport.unpark(w);
             job.runChunks(0);

@@ -236,8 +236,7 @@ public final class InferenceSession {
             kernels.rmsnorm(x, i * dim, ffnNorm, c.rmsEps(), xb, i * dim, dim);
         });
         if (m > 1 || !SharedInputProducts.gated(pool, kernels, xb, layer.gate(), layer.up(), gate, up)) {
-            layer.gate().matmul(xb, m, gate);
-            layer.up().matmul(xb, m, up);
+            SharedInputProducts.matmul(pool, xb, m, new LinearWeights[] {layer.gate(), layer.up()}, new float[][] {gate, up});
             gateRows(m, hidden);
         }
         layer.down().matmul(gate, m, xb);

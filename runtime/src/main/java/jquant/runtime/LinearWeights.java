@@ -32,11 +32,12 @@ public interface LinearWeights {
     }
 
     /**
-     * One token's product {@code y = W·x} made ready to run in groups of four rows: its input converted
-     * now (quantized, arranged: a form of {@code x} other products of it share), its rows multiplied
-     * when {@link RowGroups#run} is called, from any thread. So the forward pass can hand the pool one
-     * job for several matrices that read the same input ({@link SharedInputProducts}). Empty where a
-     * product runs only whole (the Java kernels; a first product that checks the weights).
+     * The product {@code y = W·x} of {@code x}'s token (decode) or tokens (a prefill batch) made ready to
+     * run in groups of four rows: its input converted now (quantized, arranged, copied aligned: a form of
+     * {@code x} other products of it share), its rows multiplied when {@link RowGroups#run} is called,
+     * from any thread. So the forward pass can hand the pool one job for several matrices that read the
+     * same input ({@link SharedInputProducts}). Empty where a product runs only whole (the Java kernels;
+     * a first product that checks the weights; a batch where the storage has no batch form).
      */
     default Optional<RowGroups> prepare(SharedInput x, float[] y) {
         return Optional.empty();

@@ -83,17 +83,11 @@ final class NativeRowsWeights implements LinearWeights {
             twin.matmul(x, 1, new float[out]);   // the Java layer's check, for one token's product rather than the batch's
             checked = true;
         }
-        MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
         if (prefill) {
-            // the tiles load activations from an aligned copy: straight from x's array they ran at 0.94–0.97 of the speed
-            MemorySegment tokens = TOKENS.get(4L * n * in);
-            MemorySegment.copy(xs, 0, tokens, 0, 4L * n * in);
-            compute.pool().forRange((out + 3) / 4, 4L * in * n, (worker, start, end) -> {
-                int r0 = 4 * start, r1 = Math.min(out, 4 * end);
-                kernels.tilesF16(data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, tokens, n, ys.asSlice(4L * r0), out);
-            });
+            tiles(aligned(x, n), n, y).runOn(compute.pool());
             return;
         }
+        MemorySegment xs = MemorySegment.ofArray(x), ys = MemorySegment.ofArray(y);
         for (int t = 0; t < n; t++) {
             token(xs.asSlice(4L * t * in, 4L * in), ys.asSlice(4L * t * out, 4L * out)).runOn(compute.pool());
         }
@@ -102,7 +96,30 @@ final class NativeRowsWeights implements LinearWeights {
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (!checked) return Optional.empty();
+        int n = x.tokens();
+        if (n >= RowMajorWeights.PREFILL_TOKENS) {
+            // the batch's aligned copy is a form: q, k and v (gate and up) share one
+            return type == RowType.F16 ? Optional.of(tiles(x.form(TOKENS, v -> aligned(v, n)), n, y)) : Optional.empty();
+        }
+        if (n != 1) return Optional.empty();
         return Optional.of(token(MemorySegment.ofArray(x.values()).asSlice(0, 4L * in), MemorySegment.ofArray(y).asSlice(0, 4L * out)));
+    }
+
+    /**
+     * The first {@code n} tokens of {@code x} copied to this thread's aligned buffer, the tiles' input (straight
+     * from the array they ran at 0.94–0.97 of the speed), each token by one of the pool's threads.
+     */
+    private MemorySegment aligned(float[] x, int n) {
+        MemorySegment xs = MemorySegment.ofArray(x), tokens = TOKENS.get(4L * n * in);
+        compute.pool().forRange(n, in, (worker, start, end) -> MemorySegment.copy(xs, 4L * start * in, tokens, 4L * start * in, 4L * (end - start) * in));
+        return tokens;
+    }
+
+    /** The F16 prefill product of the {@code n} aligned tokens at {@code tokens} into {@code y}, one tile call per range of row groups. */
+    private RowGroups tiles(MemorySegment tokens, int n, float[] y) {
+        MemorySegment ys = MemorySegment.ofArray(y);
+        return new RowGroups(out, 4L * in * n, (r0, r1) ->
+                kernels.tilesF16(data.asSlice(r0 * rowBytes, (r1 - r0) * rowBytes), rowBytes, r1 - r0, in, tokens, n, ys.asSlice(4L * r0), out));
     }
 
     /** One token's product, {@code xt} into {@code yt}, one kernel call per range of row groups. */

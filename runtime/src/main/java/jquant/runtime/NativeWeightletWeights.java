@@ -75,6 +75,7 @@ final class NativeWeightletWeights implements LinearWeights {
 
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
+        if (x.tokens() != 1) return Optional.empty();
         return Optional.of(token(x.values(), 0, MemorySegment.ofArray(y)));
     }
 

@@ -6,23 +6,24 @@ import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.kernels.Kernels;
 
 /**
- * A decode step's products of matrices that read the same input (q, k and v; gate and up) handed to
- * the pool as one job instead of one a matrix. A decode job lasts tens of microseconds, and each costs
- * a hand-off and a tail in which one thread waits for the other's last chunk; SwiGLU's gating, which
- * one thread ran between the jobs, runs inside the gate-and-up job on each chunk's rows; the input is
- * quantized and arranged once for all the products that take the same form of it ({@link SharedInput}).
- * Each row comes from the same kernel call as in a product of its own, so the outputs are the same bits.
+ * The products of matrices that read the same input (q, k and v; gate and up) handed to the pool as one
+ * job instead of one a matrix. A decode job lasts tens of microseconds, and each costs a hand-off and a
+ * tail in which one thread waits for the other's last chunk; SwiGLU's gating, which one thread ran
+ * between the jobs, runs inside the gate-and-up job on each chunk's rows. The input is quantized,
+ * arranged or copied once for all the products that take the same form of it ({@link SharedInput}):
+ * in prefill, float16 matrices share the batch's aligned copy. Each row comes from the same kernel call
+ * as in a product of its own, so the outputs are the same bits.
  */
 final class SharedInputProducts {
 
     private SharedInputProducts() {}
 
     /**
-     * {@code ys[i] = x · ws[i]} for the {@code n} token rows of {@code x}: one job where one token's
-     * products can all be prepared ({@link LinearWeights#prepare}), otherwise one product after another.
+     * {@code ys[i] = x · ws[i]} for the {@code n} token rows of {@code x}: one job where the products can
+     * all be prepared ({@link LinearWeights#prepare}), otherwise one product after another.
      */
     static void matmul(WorkerPool pool, float[] x, int n, LinearWeights[] ws, float[][] ys) {
-        RowGroups[] ps = n == 1 ? prepared(x, ws, ys) : null;
+        RowGroups[] ps = prepared(x, n, ws, ys);
         if (ps == null) {
             for (int i = 0; i < ws.length; i++) ws[i].matmul(x, n, ys[i]);
             return;
@@ -48,7 +49,7 @@ final class SharedInputProducts {
      */
     static boolean gated(WorkerPool pool, Kernels kernels, float[] x, LinearWeights gate, LinearWeights up, float[] g, float[] u) {
         if (gate.outFeatures() != up.outFeatures()) return false;
-        RowGroups[] ps = prepared(x, new LinearWeights[] {gate, up}, new float[][] {g, u});
+        RowGroups[] ps = prepared(x, 1, new LinearWeights[] {gate, up}, new float[][] {g, u});
         if (ps == null) return false;
         int rows = gate.outFeatures();
         pool.forRange(ps[0].groups(), ps[0].workPerGroup() + ps[1].workPerGroup(), (worker, start, end) -> {
@@ -60,9 +61,9 @@ final class SharedInputProducts {
         return true;
     }
 
-    /** Every product prepared on one input, or null where one cannot be (or the matrices differ in columns). */
-    private static RowGroups[] prepared(float[] x, LinearWeights[] ws, float[][] ys) {
-        SharedInput input = new SharedInput(x, ws[0].inFeatures());
+    /** Every product prepared on the {@code n} tokens of {@code x}, or null where one cannot be (or the matrices differ in columns). */
+    private static RowGroups[] prepared(float[] x, int n, LinearWeights[] ws, float[][] ys) {
+        SharedInput input = new SharedInput(x, ws[0].inFeatures(), n);
         RowGroups[] ps = new RowGroups[ws.length];
         for (int i = 0; i < ws.length; i++) {
             if (ws[i].inFeatures() != input.length()) return null;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -29,8 +30,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * One decode job for several matrices that read the same input ({@link SharedInputProducts}) against a
  * product of each alone, bit for bit: every native storage form in one group (float16 rows, Q4_0 and
  * Q6_K blocks, T2P and TQ2_0 ternary, weightlets weight-only and in npu mode at two input scales, and a
- * second T2P and Q4_0 matrix, which share their input's converted form with the first); and the
- * SwiGLU job against the two products and the gating after them. One and two threads, on each
+ * second T2P and Q4_0 matrix, which share their input's converted form with the first); a prefill
+ * batch's float16 products in one job on its shared aligned copy; and the SwiGLU job against the two
+ * products and the gating after them. One and two threads, on each
  * instruction set whose float lanes are the Java kernels'.
  */
 class SharedInputProductsTest {
@@ -75,6 +77,43 @@ class SharedInputProductsTest {
         for (float[] g : got) Arrays.fill(g, Float.NaN);
         SharedInputProducts.matmul(pool, x, 1, ws, got);
         for (int i = 0; i < ws.length; i++) assertThat(got[i]).as("form %d", i).isEqualTo(expected[i]);
+    }
+
+    @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)
+    @MethodSource("cases")
+    void aPrefillBatchsJobGivesEachProductsBits(NativeKernels kernels, int threads) throws Exception {
+        onPool(kernels, threads, SharedInputProductsTest::batch);
+    }
+
+    /**
+     * Three float16 matrices (q, k, v) on one batch share its aligned copy in one job; a batch with a
+     * block type among them (no batch form) runs product after product; both give each product's bits.
+     */
+    private static void batch(NativeKernels kernels, WorkerPool pool) throws Exception {
+        Compute compute = Compute.vector().on(pool);
+        assumeThat(kernels.isa().bits / Float.SIZE).as("float lanes of float16 rows").isEqualTo(compute.matmul().lanes());
+        int n = 37;
+        float[] x = new float[n * COLS];
+        for (int t = 0; t < n; t++) System.arraycopy(input(20 + t), 0, x, t * COLS, COLS);
+        LinearWeights[] shared = {float16(kernels, compute, 21), float16(kernels, compute, 22), float16(kernels, compute, 23)};
+        LinearWeights[] mixed = {float16(kernels, compute, 24), blocks(DType.Q4_0, kernels, compute, 25)};
+        for (LinearWeights[] ws : List.of(shared, mixed)) {
+            float[][] expected = new float[ws.length][], got = new float[ws.length][];
+            for (int i = 0; i < ws.length; i++) {
+                expected[i] = new float[n * ROWS];
+                ws[i].matmul(x, n, expected[i]);
+                got[i] = new float[n * ROWS];
+                Arrays.fill(got[i], Float.NaN);
+            }
+            SharedInputProducts.matmul(pool, x, n, ws, got);
+            for (int i = 0; i < ws.length; i++) assertThat(got[i]).as("product %d of %d", i, ws.length).isEqualTo(expected[i]);
+        }
+        SharedInput input = new SharedInput(x, COLS, n);
+        assertThat(shared[0].prepare(input, new float[n * ROWS])).as("float16 has a batch form").isPresent();
+        for (LinearWeights w : new LinearWeights[] {mixed[1], ternary(TernaryLayout.T2P, kernels, pool, 26),
+                new NativeWeightletWeights(new WeightletWeights("b", weightlets(27), scales(28), compute), kernels)}) {
+            assertThat(w.prepare(input, new float[n * ROWS])).as("%s prepares one token only", w.getClass().getSimpleName()).isEmpty();
+        }
     }
 
     @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)

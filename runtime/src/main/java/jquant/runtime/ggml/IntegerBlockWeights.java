@@ -79,7 +79,7 @@ public final class IntegerBlockWeights implements LinearWeights {
 
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
-        if (kernels.isEmpty()) return Optional.empty();
+        if (x.tokens() != 1 || kernels.isEmpty()) return Optional.empty();
         return Optional.of(nativeGroups(x.form(kind, v -> Q8Activations.quantizeReused(kind, v, in)), 1, y));
     }
 
