@@ -67,16 +67,23 @@ class SharedInputProductsTest {
         assumeThat(kernels.isa().bits / Float.SIZE).as("float lanes of float16 rows and weight-only").isEqualTo(compute.matmul().lanes());
         LinearWeights[] ws = forms(kernels, compute, pool);
         float[] x = input(1);
+        assertOneJobGivesEachProductsBits(pool, x, 1, ws);   // float16's first product is the Java layer's, which checks the weights
+        for (int i = 0; i < ws.length; i++) {
+            assertThat(ws[i].prepare(new SharedInput(x, COLS), new float[ROWS])).as("form %d prepares", i).isPresent();
+        }
+    }
+
+    /** {@link SharedInputProducts#matmul} of the {@code n} tokens of {@code x} against each product made alone first. */
+    private static void assertOneJobGivesEachProductsBits(WorkerPool pool, float[] x, int n, LinearWeights[] ws) {
         float[][] expected = new float[ws.length][], got = new float[ws.length][];
         for (int i = 0; i < ws.length; i++) {
-            expected[i] = new float[ws[i].outFeatures()];
-            ws[i].matmul(x, 1, expected[i]);   // float16's first product is the Java layer's, which checks the weights
-            got[i] = new float[ws[i].outFeatures()];
-            assertThat(ws[i].prepare(new SharedInput(x, COLS), got[i])).as("form %d prepares", i).isPresent();
+            expected[i] = new float[n * ws[i].outFeatures()];
+            ws[i].matmul(x, n, expected[i]);
+            got[i] = new float[n * ws[i].outFeatures()];
+            Arrays.fill(got[i], Float.NaN);
         }
-        for (float[] g : got) Arrays.fill(g, Float.NaN);
-        SharedInputProducts.matmul(pool, x, 1, ws, got);
-        for (int i = 0; i < ws.length; i++) assertThat(got[i]).as("form %d", i).isEqualTo(expected[i]);
+        SharedInputProducts.matmul(pool, x, n, ws, got);
+        for (int i = 0; i < ws.length; i++) assertThat(got[i]).as("product %d of %d", i, ws.length).isEqualTo(expected[i]);
     }
 
     @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)
@@ -97,17 +104,7 @@ class SharedInputProductsTest {
         for (int t = 0; t < n; t++) System.arraycopy(input(20 + t), 0, x, t * COLS, COLS);
         LinearWeights[] shared = {float16(kernels, compute, 21), float16(kernels, compute, 22), float16(kernels, compute, 23)};
         LinearWeights[] mixed = {float16(kernels, compute, 24), blocks(DType.Q4_0, kernels, compute, 25)};
-        for (LinearWeights[] ws : List.of(shared, mixed)) {
-            float[][] expected = new float[ws.length][], got = new float[ws.length][];
-            for (int i = 0; i < ws.length; i++) {
-                expected[i] = new float[n * ROWS];
-                ws[i].matmul(x, n, expected[i]);
-                got[i] = new float[n * ROWS];
-                Arrays.fill(got[i], Float.NaN);
-            }
-            SharedInputProducts.matmul(pool, x, n, ws, got);
-            for (int i = 0; i < ws.length; i++) assertThat(got[i]).as("product %d of %d", i, ws.length).isEqualTo(expected[i]);
-        }
+        for (LinearWeights[] ws : List.of(shared, mixed)) assertOneJobGivesEachProductsBits(pool, x, n, ws);
         SharedInput input = new SharedInput(x, COLS, n);
         assertThat(shared[0].prepare(input, new float[n * ROWS])).as("float16 has a batch form").isPresent();
         for (LinearWeights w : new LinearWeights[] {mixed[1], ternary(TernaryLayout.T2P, kernels, pool, 26),
