@@ -107,7 +107,8 @@ final class NativeRowsWeights implements LinearWeights {
 
     /**
      * The first {@code n} tokens of {@code x} copied to this thread's aligned buffer, the tiles' input (straight
-     * from the array they ran at 0.94–0.97 of the speed), each token by one of the pool's threads.
+     * from the array, whose elements start 16 bytes into a cache line, they ran slower: bench/RESULTS.md), each
+     * token by one of the pool's threads.
      */
     private MemorySegment aligned(float[] x, int n) {
         MemorySegment xs = MemorySegment.ofArray(x), tokens = TOKENS.get(4L * n * in);
