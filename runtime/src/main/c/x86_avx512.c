@@ -384,6 +384,7 @@ static void wl_group4(const uint8_t *g, int B, int8_t *v) {
 #define WL_GROUP_OF wl_group4_of
 
 #include "weightlet.h"
+#include "weightlet_lanes_avx512.h"
 
 /* ---------------------------------------------------------------- llama.cpp's block types and float16 */
 

@@ -24,11 +24,12 @@ final class ModelOptions {
                     + "(W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
     ModeOption mode;
 
-    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|t2p|float[,…]",
+    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|t2p|lanes|float[,…]",
             description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: ternary tensors on the integer "
                     + "ternary kernels as stored and llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K on integer block kernels as llama.cpp "
-                    + "computes them (the default), t2p: ternary tensors repacked to T2P row pairs at load, float: every weight decoded to "
-                    + "float32. Implementation: the C library's kernels where built and this CPU runs them, else Java (the default), "
+                    + "computes them (the default), t2p: ternary tensors repacked to T2P row pairs at load, lanes: a .jqw model's weightlet "
+                    + "tensors copied at their first weight-only decode into lanes for the AVX-512 kernel (faster, and the tensors' "
+                    + "bytes again in memory; elsewhere as stored), float: every weight decoded to float32. Implementation: the C library's kernels where built and this CPU runs them, else Java (the default), "
                     + "java: Java only, native: the C library's or an error. auto: both defaults (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
 
@@ -55,7 +56,7 @@ final class ModelOptions {
     record Kernels(KernelChoice layout, KernelSource source) {
 
         /**
-         * Parses a comma-separated value, case-insensitively: at most one of t2p and float, at most one of java
+         * Parses a comma-separated value, case-insensitively: at most one of t2p, lanes and float, at most one of java
          * and native, auto anywhere; anything else is a usage error.
          */
         static Kernels parse(String value) {
@@ -65,7 +66,7 @@ final class ModelOptions {
                 String p = part.trim().toLowerCase(Locale.ROOT);
                 switch (p) {
                     case "auto" -> { }
-                    case "t2p", "float" -> {
+                    case "t2p", "lanes", "float" -> {
                         if (layout != null) throw new CommandLine.TypeConversionException("'" + value + "' names two layouts");
                         layout = KernelChoice.valueOf(p.toUpperCase(Locale.ROOT));
                     }
@@ -73,7 +74,7 @@ final class ModelOptions {
                         if (source != null) throw new CommandLine.TypeConversionException("'" + value + "' names two implementations");
                         source = KernelSource.valueOf(p.toUpperCase(Locale.ROOT));
                     }
-                    default -> throw new CommandLine.TypeConversionException("'" + value + "' is not a list of auto, java, native, t2p, float");
+                    default -> throw new CommandLine.TypeConversionException("'" + value + "' is not a list of auto, java, native, t2p, lanes, float");
                 }
             }
             return new Kernels(layout == null ? KernelChoice.AUTO : layout, source == null ? KernelSource.AUTO : source);

@@ -71,6 +71,11 @@ class PackVerifyCommandTest {
             assertThat(eval.code()).as(eval.err()).isZero();
             assertThat(eval.out()).contains("[" + mode + "]", "perplexity", "top-1 agreement");
         }
+        // decode on the weightlet lanes copy (AVX-512; as stored elsewhere) writes the same text
+        CliTest.Result stored = CliTest.run("run", jqw.toString(), "-p", "Once upon a time", "-n", "24");
+        CliTest.Result lanes = CliTest.run("run", jqw.toString(), "--kernels", "lanes", "-p", "Once upon a time", "-n", "24");
+        assertThat(lanes.code()).as(lanes.err()).isZero();
+        assertThat(lanes.out()).isEqualTo(stored.out()).contains("Once upon a time");
         CliTest.Result run = CliTest.run("run", jqw.toString(), "--mode", "npu", "-p", "Once upon a time", "-n", "8");
         assertThat(run.code()).as(run.err()).isZero();
 
@@ -124,4 +129,5 @@ class PackVerifyCommandTest {
         JsonNode report = new ObjectMapper().readTree(CliTest.run("inspect", jqw.toString(), "--json").out());
         assertThat(report.at("/quantization/rounding").asText()).isEqualTo("gptq");
     }
+
 }

@@ -71,7 +71,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode, compute, loading);
+        if (isPacked(path)) return openPacked(path, mode, kernels == KernelChoice.LANES, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
@@ -135,7 +135,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      * A packed file opened without reading its layers: the loader verifies each layer's CRC-32C as it
      * pages it in, and the forward pass uses no layer before it has passed.
      */
-    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, Compute compute, LayerLoader.Policy loading)
+    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, boolean lanes, Compute compute, LayerLoader.Policy loading)
             throws CheckpointException {
         JqwFile f = JqwFile.openWithoutLayerChecksums(path);
         try {
@@ -147,7 +147,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
                 stages.add(() -> f.checkLayerChecksum(layer));
             }
             LayerLoader loader = LayerLoader.start(stages, loading);
-            LlamaModel model = PackedModelLoader.load(f, compute, mode).withGate(loader);
+            LlamaModel model = PackedModelLoader.load(f, compute, mode, lanes).withGate(loader);
             // The file's layers are not slices we keep; dropping the whole mapping's pages is as cheap and leaves the next layer to the loader.
             return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f), stage -> f.unload());
         } catch (CheckpointException | RuntimeException e) {

@@ -1,5 +1,6 @@
 package jquant.runtime;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Optional;
@@ -15,9 +16,10 @@ import jquant.runtime.nativelib.NativeKernels;
  * kernel), then, in npu mode ({@link NpuInt8Weights}), an exact int8 dot product ({@code vpdpbusd},
  * {@code vpmaddubsw}, {@code sdot}) where the Java kernel multiplies int8 values as floats, or, weight-only
  * ({@link WeightletWeights}), the runtime's float chains over four channels at a time, each activation
- * vector loaded once for the four (on the instruction set with the Java kernels' lane count only). The
- * outputs are the Java layer's bit for bit; a batch of {@value RowMajorWeights#PREFILL_TOKENS} tokens or
- * more (prefill) takes the Java layer.
+ * vector loaded once for the four (on the instruction set with the Java kernels' lane count only), or, asked
+ * for ({@link KernelChoice#LANES}) where the kernels have it, over a copy made at the first decode
+ * ({@link WeightletLanes}). The outputs are the Java layer's bit for bit; a batch of
+ * {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill) takes the Java layer.
  */
 final class NativeWeightletWeights implements LinearWeights {
 
@@ -28,6 +30,9 @@ final class NativeWeightletWeights implements LinearWeights {
     private final int[] bits;
     private final float[] scales;
     private final int out, in, padded;
+    /** Whether weight-only decode runs on {@link #lanes}; the copy is made at the first decode. */
+    private final boolean onLanes;
+    private volatile WeightletLanes lanes;
     /**
      * A thread's int8 input for the npu kernel, padded with zeros to whole groups: no array a call. One
      * a matrix: each quantizes with its own input scale, and products of one input are prepared together.
@@ -35,6 +40,11 @@ final class NativeWeightletWeights implements LinearWeights {
     private final AlignedScratch quantized = new AlignedScratch();
 
     NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels) {
+        this(twin, kernels, false);
+    }
+
+    /** With {@code lanes}, weight-only decode on a {@link WeightletLanes} copy where {@code kernels} have its kernel. */
+    NativeWeightletWeights(WeightletWeights twin, NativeKernels kernels, boolean lanes) {
         PackedTensor p = twin.packed;
         this.twin = twin;
         this.kernels = kernels;
@@ -45,6 +55,7 @@ final class NativeWeightletWeights implements LinearWeights {
         this.out = twin.outFeatures();
         this.in = twin.inFeatures();
         this.padded = WeightletLayout.groups(in) * WeightletLayout.GROUP_WEIGHTS;
+        this.onLanes = lanes && !(twin instanceof NpuInt8Weights) && kernels.hasWeightletLanes();
     }
 
     /** {@code twin} on the native kernels where the process uses them ({@link KernelSource}), else {@code twin} itself. */
@@ -52,10 +63,25 @@ final class NativeWeightletWeights implements LinearWeights {
         return KernelSource.kernels().<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
     }
 
-    /** Weight-only {@code twin} on the native kernels where the process uses them with its lane count, else {@code twin} itself. */
-    static LinearWeights of(WeightletWeights twin) {
+    /**
+     * Weight-only {@code twin} on the native kernels where the process uses them with its lane count, with
+     * {@code lanes} on a {@link WeightletLanes} copy where they have its kernel, else {@code twin} itself.
+     */
+    static LinearWeights of(WeightletWeights twin, boolean lanes) {
         return KernelSource.kernelsWithFloatLanes(twin.compute.matmul().lanes())
-                .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k)).orElse(twin);
+                .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k, lanes)).orElse(twin);
+    }
+
+    /** The lanes copy, made by the first caller. */
+    private WeightletLanes lanes() {
+        WeightletLanes l = lanes;
+        if (l == null) {
+            synchronized (this) {
+                l = lanes;
+                if (l == null) lanes = l = new WeightletLanes(twin.packed, scales, kernels, Arena.ofAuto());
+            }
+        }
+        return l;
     }
 
     @Override public int inFeatures() { return in; }
@@ -75,11 +101,15 @@ final class NativeWeightletWeights implements LinearWeights {
 
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
-        if (x.tokens() != 1) return Optional.empty();
+        // the lanes run their rows by width, not in the output's order that a shared job's groups keep
+        if (x.tokens() != 1 || onLanes) return Optional.empty();
         return Optional.of(token(x.values(), 0, MemorySegment.ofArray(y)));
     }
 
-    /** Token {@code t}'s product into {@code outs}, its input quantized now in npu mode; one kernel call per range of row groups. */
+    /**
+     * Token {@code t}'s product into {@code outs}, its input quantized now in npu mode; one kernel call per range of row groups
+     * (on the lanes, groups of the lanes' order, whose rows are not the output's {@code [4g, 4g + 4)}).
+     */
     private RowGroups token(float[] x, int t, MemorySegment outs) {
         MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
         if (twin instanceof NpuInt8Weights npu) {
@@ -90,6 +120,13 @@ final class NativeWeightletWeights implements LinearWeights {
                     npu.inputScale(), s.asSlice(4L * r0), outs.asSlice(4L * r0)));
         }
         MemorySegment act = MemorySegment.ofArray(x).asSlice(4L * t * in, 4L * in);
+        if (onLanes) {
+            WeightletLanes l = lanes();
+            MemorySegment at = MemorySegment.ofArray(l.offsets), width = MemorySegment.ofArray(l.bits);
+            MemorySegment order = MemorySegment.ofArray(l.order), scale = MemorySegment.ofArray(l.scales);
+            return new RowGroups(l.order.length, 4L * in, (r0, r1) -> kernels.weightletLanesF32(l.data, at.asSlice(8L * r0),
+                    width.asSlice(4L * r0), order.asSlice(4L * r0), r1 - r0, in, act, scale.asSlice(4L * r0), outs));
+        }
         return new RowGroups(out, 4L * in, (r0, r1) -> kernels.weightletF32(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
                 s.asSlice(4L * r0), outs.asSlice(4L * r0)));
     }

@@ -28,7 +28,8 @@ import java.util.List;
  * without calibration stats has no static scales and is refused.
  * </ul>
  * Every tensor is used where it lies in the mapped file: weightlet channels are unpacked on the
- * matmul path, a weightlet embedding one row per looked-up token, float32 and float16 tensors read in place.
+ * matmul path, a weightlet embedding one row per looked-up token, float32 and float16 tensors read in place
+ * (with {@code lanes}, weight-only decode reads a copy instead).
  */
 public final class PackedModelLoader {
 
@@ -43,20 +44,28 @@ public final class PackedModelLoader {
     private PackedModelLoader() {}
 
     public static LlamaModel load(JqwFile file, Compute compute, Mode mode) throws CheckpointException {
+        return load(file, compute, mode, false);
+    }
+
+    /**
+     * As {@link #load(JqwFile, Compute, Mode)}; with {@code lanes}, weight-only weightlet tensors copy themselves
+     * into {@link WeightletLanes} at their first decode where the native kernels have them ({@link KernelChoice#LANES}).
+     */
+    public static LlamaModel load(JqwFile file, Compute compute, Mode mode, boolean lanes) throws CheckpointException {
         ModelConfig c = JqwModelMetadata.config(file);
         try {
             List<LlamaModel.Layer> layers = new ArrayList<>(c.layers());
             for (int l = 0; l < c.layers(); l++) {
                 layers.add(new LlamaModel.Layer(
                         vector(file, TensorKind.ATTN_NORM, l),
-                        linear(file, TensorKind.WQ, l, compute, mode),
-                        linear(file, TensorKind.WK, l, compute, mode),
-                        linear(file, TensorKind.WV, l, compute, mode),
-                        linear(file, TensorKind.WO, l, compute, mode),
+                        linear(file, TensorKind.WQ, l, compute, mode, lanes),
+                        linear(file, TensorKind.WK, l, compute, mode, lanes),
+                        linear(file, TensorKind.WV, l, compute, mode, lanes),
+                        linear(file, TensorKind.WO, l, compute, mode, lanes),
                         vector(file, TensorKind.FFN_NORM, l),
-                        linear(file, TensorKind.W_GATE, l, compute, mode),
-                        linear(file, TensorKind.W_UP, l, compute, mode),
-                        linear(file, TensorKind.W_DOWN, l, compute, mode),
+                        linear(file, TensorKind.W_GATE, l, compute, mode, lanes),
+                        linear(file, TensorKind.W_UP, l, compute, mode, lanes),
+                        linear(file, TensorKind.W_DOWN, l, compute, mode, lanes),
                         bias(file, c, TensorKind.Q_BIAS, l),
                         bias(file, c, TensorKind.K_BIAS, l),
                         bias(file, c, TensorKind.V_BIAS, l)));
@@ -64,7 +73,7 @@ public final class PackedModelLoader {
             JqwTensor embedding = tensor(file, TensorKind.EMBEDDING.canonicalName(0));
             TokenEmbedding table = embedding(file, embedding);
             TensorKind headKind = c.tiedEmbeddings() ? TensorKind.EMBEDDING : TensorKind.HEAD;
-            LinearWeights head = linear(file, headKind, 0, compute, mode);
+            LinearWeights head = linear(file, headKind, 0, compute, mode, lanes);
             return new LlamaModel(c, JqwModelMetadata.rope(file), table, layers, vector(file, TensorKind.FINAL_NORM, 0), head, compute);
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(file.path(), e.getMessage());
@@ -117,7 +126,7 @@ public final class PackedModelLoader {
         return data;
     }
 
-    private static LinearWeights linear(JqwFile file, TensorKind kind, int layer, Compute compute, Mode mode)
+    private static LinearWeights linear(JqwFile file, TensorKind kind, int layer, Compute compute, Mode mode, boolean lanes)
             throws CheckpointException {
         JqwTensor t = tensor(file, kind.canonicalName(layer));
         switch (t.encoding()) {
@@ -130,7 +139,7 @@ public final class PackedModelLoader {
                 TensorEncoding.Weightlet w = TensorEncoding.readWeightlet(file, t);
                 // a kept classifier stored as 8-bit weightlets runs weight-only in either mode: it has no static scales
                 boolean kept = t.attrs().containsKey(TensorEncoding.KEPT);
-                if (mode == Mode.WEIGHT_ONLY || kept) return NativeWeightletWeights.of(new WeightletWeights(t.name(), w.packed(), w.scales(), compute));
+                if (mode == Mode.WEIGHT_ONLY || kept) return NativeWeightletWeights.of(new WeightletWeights(t.name(), w.packed(), w.scales(), compute), lanes);
                 if (!(t.attrs().get(TensorEncoding.INPUT_SCALE) instanceof Number scale)) {
                     throw new CheckpointException(file.path(), t.name() + " has no static activation scale, which the NPU (W{B}A8) mode needs: "
                             + "pack with calibration stats (jquant pack --stats), or run --mode weight-only");

@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The weightlet oracle for the C library's kernels: native decode against the Java layer, npu
  * ({@link NpuInt8Weights}: every instruction set) and weight-only ({@link WeightletWeights}: the
- * instruction set whose float lanes are the Java kernels'), bit for bit, on mixed bit widths 1..8, lengths that end inside a group,
+ * instruction set whose float lanes are the Java kernels', as stored and on {@link WeightletLanes} where the instruction set
+ * has them), bit for bit, on mixed bit widths 1..8, lengths that end inside a group,
  * one to three tokens, one and two threads, for each instruction set this CPU runs ({@code ./run-tests}
  * runs this class again with the JVM at 256 and 128 bits).
  */
@@ -36,7 +37,7 @@ class NativeWeightletWeightsTest {
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
         for (NativeKernels k : NativeKernels.supported())
-            for (int length : new int[] {128, 200, 384, 1000})
+            for (int length : new int[] {64, 128, 172, 200, 384, 1000, 2048, 2056})
                 for (int tokens = 1; tokens <= 3; tokens++) all.add(Arguments.of(k, length, tokens));
         return all.stream();
     }
@@ -51,6 +52,7 @@ class NativeWeightletWeightsTest {
         if (kernels.isa().bits / Float.SIZE == compute.matmul().lanes()) {
             WeightletWeights weightOnly = new WeightletWeights("w", c.packed, c.scales, compute);
             assertThat(c.product(new NativeWeightletWeights(weightOnly, kernels))).isEqualTo(c.product(weightOnly));
+            assertThat(c.product(new NativeWeightletWeights(weightOnly, kernels, true))).as("on weightlet lanes").isEqualTo(c.product(weightOnly));
         }
     }
 

@@ -33,6 +33,8 @@ public final class NativeKernels {
     /** Per stored ternary layout: the prefill tiles on plain columns (AVX-512 only; null elsewhere). */
     private final MethodHandle[] tiles = new MethodHandle[2];
     private final MethodHandle weightletNpu, weightletF32;
+    /** The weightlet lanes' pack and weight-only decode (AVX-512 only; null elsewhere). */
+    private final MethodHandle lanesPack, lanesF32;
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
     private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
     private final MethodHandle tilesF16;
@@ -54,6 +56,10 @@ public final class NativeKernels {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
         weightletF32 = lib.downcall("jq_wl_f32_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        lanesPack = isa.bits != 512 ? null : lib.downcall("jq_wl_lanes_pack_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        lanesF32 = isa.bits != 512 ? null : lib.downcall("jq_wl_lanes_f32_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         tilesF16 = lib.downcall("jq_tiles_f16_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
         for (RowType t : RowType.values()) {
@@ -181,6 +187,37 @@ public final class NativeKernels {
                              MemorySegment scales, MemorySegment y) {
         try {
             weightletF32.invokeExact(data, offsets, bits, rows, length, x, scales, y);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Whether this instruction set has the weightlet lanes' kernels ({@link #weightletLanesF32}): AVX-512 has. */
+    public boolean hasWeightletLanes() { return lanesF32 != null; }
+
+    /**
+     * {@code jq_wl_lanes_pack}: rows {@code [0, rows)} of a weightlet tensor ({@code data}, {@code offsets},
+     * {@code bits} as {@link #weightletF32} takes them) as weightlet lanes (jquant.runtime.WeightletLanes),
+     * row {@code r} at {@code out + outOffsets[r]}.
+     */
+    public void weightletLanesPack(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment out,
+                                   MemorySegment outOffsets) {
+        try {
+            lanesPack.invokeExact(data, offsets, bits, rows, length, out, outOffsets);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_wl_lanes_f32}: {@link #weightletF32}'s bits from weightlet lanes: rows {@code [0, rows)} of the
+     * lanes' order (fours of one width), row {@code r}'s blocks at {@code lanes + offsets[r]}, its result
+     * {@code y[order[r]] = (w · x) · scales[r]}, none for a negative {@code order[r]}.
+     */
+    public void weightletLanesF32(MemorySegment lanes, MemorySegment offsets, MemorySegment bits, MemorySegment order, int rows, int length,
+                                  MemorySegment x, MemorySegment scales, MemorySegment y) {
+        try {
+            lanesF32.invokeExact(lanes, offsets, bits, order, rows, length, x, scales, y);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -1,0 +1,114 @@
+package jquant.runtime;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import jquant.formats.weightlet.PackedTensor;
+import jquant.runtime.nativelib.NativeKernels;
+
+/**
+ * A copy of a weightlet tensor for the AVX-512 weight-only decode kernel ({@link KernelChoice#LANES}, made at
+ * the tensor's first decode), in which a weight is two vector instructions from its bits (a mask into a
+ * float's mantissa, one subtraction) where the stored layout takes an unpack, a widening and a conversion,
+ * and whose rows run four at a time of one width (the stored kernel looks a row's width up for every span
+ * of groups, and mixed widths make it mispredict). Only the native kernel reads it; its results are the
+ * stored layout's bit for bit.
+ *
+ * <p>A row of {@code B} bits is cut into steps of {@value #STEP_WEIGHTS} weights (weight {@code 16s + j}
+ * goes to float chain {@code j}, the runtime's summation order), and {@link #fields} steps share a block of
+ * sixteen dwords, the weight {@code 16s + j} in dword {@code j} at bit {@code base + (s mod P)·B}:
+ *
+ * <pre>
+ *   block m ({@value #BLOCK_BYTES} bytes), dword j (lane j):
+ *   31                                                             0
+ *   | … | field of step mP+2 | field of step mP+1 | field of step mP | base |
+ *
+ *   B      1   2   3   4   5   6   7   8
+ *   P     31  15  10   7   6   5   4   4      fields a dword
+ *   base   1   1   1   1   1   1   1   0      unused low bits
+ * </pre>
+ *
+ * A field is the weightlet's ({@code 2f − (2^B − 1)} the weight), at 8 bits the weight's byte plus 128.
+ * Bit 0 is unused below 8 bits so that the kernel's constant {@code 2^(24−p) + 2^B − 1} is a float for
+ * every field position {@code p} (docs/runtime.md). A row is {@code ceil(ceil(length / 16) / P)} blocks; the last step's lanes
+ * past the length are zero.
+ *
+ * <p>The rows are stored in the tensor's channel order; {@link #order} lists them by width, each width's
+ * rows padded with the width's first row to a multiple of four (an order of −1: computed, not written).
+ */
+final class WeightletLanes {
+
+    /** Weights a step: one per float lane of a 512-bit register. */
+    static final int STEP_WEIGHTS = 16;
+    /** Bytes a block: sixteen dwords. */
+    static final int BLOCK_BYTES = 64;
+    /** Widest field. */
+    static final int MAX_BITS = 8;
+
+    /** The copy, 64-byte aligned. */
+    final MemorySegment data;
+    /** Per entry of the kernel's order: the row's byte offset in {@link #data}, its width, its channel (−1 for padding), its scale. */
+    final long[] offsets;
+    final int[] bits, order;
+    final float[] scales;
+
+    /** The lanes of {@code tensor} with its channels' {@code scales}, packed by {@code kernels}, in memory of {@code arena}. */
+    WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels, Arena arena) {
+        int rows = tensor.channels(), length = tensor.length();
+        int[] widths = tensor.bits();
+        long[] rowOffsets = new long[rows];
+        long total = 0;
+        for (int r = 0; r < rows; r++) {
+            rowOffsets[r] = total;
+            total += rowBytes(widths[r], length);
+        }
+        int entries = 0;
+        int[] count = new int[MAX_BITS + 1];
+        for (int w : widths) count[w]++;
+        for (int b = 1; b <= MAX_BITS; b++) entries += (count[b] + 3) / 4 * 4;
+        this.offsets = new long[entries];
+        this.bits = new int[entries];
+        this.order = new int[entries];
+        this.scales = new float[entries];
+        int e = 0;
+        for (int b = 1; b <= MAX_BITS; b++) {
+            int first = -1;
+            for (int r = 0; r < rows; r++) {
+                if (widths[r] != b) continue;
+                if (first < 0) first = r;
+                set(e++, r, b, rowOffsets[r], scales[r]);
+            }
+            while (first >= 0 && e % 4 != 0) set(e++, -1, b, rowOffsets[first], 0f);
+        }
+        this.data = arena.allocate(Math.max(total, 1), BLOCK_BYTES);
+        kernels.weightletLanesPack(tensor.data(), MemorySegment.ofArray(tensor.channelOffsets()), MemorySegment.ofArray(widths), rows, length, data,
+                MemorySegment.ofArray(rowOffsets));
+    }
+
+    private void set(int entry, int channel, int width, long offset, float scale) {
+        order[entry] = channel;
+        bits[entry] = width;
+        offsets[entry] = offset;
+        scales[entry] = scale;
+    }
+
+    /** Fields a dword at {@code bits} bits. */
+    static int fields(int bits) {
+        return (Integer.SIZE - base(bits)) / bits;
+    }
+
+    /** Unused low bits of a dword: one below 8 bits. */
+    static int base(int bits) {
+        return bits == MAX_BITS ? 0 : 1;
+    }
+
+    /** Bytes of a row of {@code length} weights at {@code bits} bits. */
+    static long rowBytes(int bits, int length) {
+        int steps = (length + STEP_WEIGHTS - 1) / STEP_WEIGHTS;
+        return (long) BLOCK_BYTES * ((steps + fields(bits) - 1) / fields(bits));
+    }
+
+    /** Bytes of the copy. */
+    long bytes() {
+        return data.byteSize();
+    }
+}
