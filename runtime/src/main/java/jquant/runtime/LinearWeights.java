@@ -44,11 +44,17 @@ public interface LinearWeights {
     }
 
     /**
-     * A prepared product of {@code rows} output rows: {@code rows.run(r0, r1)} writes rows {@code [r0, r1)}
-     * of its output; {@code workPerGroup} is about the multiply-adds of four rows, for
+     * A prepared product of {@code rows} rows: {@code rows.run(r0, r1)} writes rows {@code [r0, r1)} of its
+     * output, or, not {@code inOrder}, the output rows that the product's own order puts there (weightlet
+     * lanes run their rows by width); {@code workPerGroup} is about the multiply-adds of four rows, for
      * {@link WorkerPool#forRange}.
      */
-    record RowGroups(int outRows, long workPerGroup, RowRange rows) {
+    record RowGroups(int outRows, long workPerGroup, RowRange rows, boolean inOrder) {
+
+        /** Rows in the output's order. */
+        public RowGroups(int outRows, long workPerGroup, RowRange rows) {
+            this(outRows, workPerGroup, rows, true);
+        }
 
         /** Groups of four rows, the last one possibly short. */
         public int groups() {

@@ -101,14 +101,13 @@ final class NativeWeightletWeights implements LinearWeights {
 
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
-        // the lanes run their rows by width, not in the output's order that a shared job's groups keep
-        if (x.tokens() != 1 || onLanes) return Optional.empty();
+        if (x.tokens() != 1) return Optional.empty();
         return Optional.of(token(x.values(), 0, MemorySegment.ofArray(y)));
     }
 
     /**
      * Token {@code t}'s product into {@code outs}, its input quantized now in npu mode; one kernel call per range of row groups
-     * (on the lanes, groups of the lanes' order, whose rows are not the output's {@code [4g, 4g + 4)}).
+     * (on the lanes, groups of the lanes' order: not {@link RowGroups#inOrder}).
      */
     private RowGroups token(float[] x, int t, MemorySegment outs) {
         MemorySegment offs = MemorySegment.ofArray(offsets), widths = MemorySegment.ofArray(bits), s = MemorySegment.ofArray(scales);
@@ -125,7 +124,7 @@ final class NativeWeightletWeights implements LinearWeights {
             MemorySegment at = MemorySegment.ofArray(l.offsets), width = MemorySegment.ofArray(l.bits);
             MemorySegment order = MemorySegment.ofArray(l.order), scale = MemorySegment.ofArray(l.scales);
             return new RowGroups(l.order.length, 4L * in, (r0, r1) -> kernels.weightletLanesF32(l.data, at.asSlice(8L * r0),
-                    width.asSlice(4L * r0), order.asSlice(4L * r0), r1 - r0, in, act, scale.asSlice(4L * r0), outs));
+                    width.asSlice(4L * r0), order.asSlice(4L * r0), r1 - r0, in, act, scale.asSlice(4L * r0), outs), false);
         }
         return new RowGroups(out, 4L * in, (r0, r1) -> kernels.weightletF32(data, offs.asSlice(8L * r0), widths.asSlice(4L * r0), r1 - r0, in, act,
                 s.asSlice(4L * r0), outs.asSlice(4L * r0)));

@@ -45,12 +45,12 @@ final class SharedInputProducts {
     /**
      * SwiGLU's {@code g = silu(x · gate) · (x · up)} for one token as one job, each chunk's rows gated as
      * soon as both products have them; false, having written nothing, where the two products cannot
-     * both be prepared or differ in rows.
+     * both be prepared, differ in rows or run them in another order.
      */
     static boolean gated(WorkerPool pool, Kernels kernels, float[] x, LinearWeights gate, LinearWeights up, float[] g, float[] u) {
         if (gate.outFeatures() != up.outFeatures()) return false;
         RowGroups[] ps = prepared(x, 1, new LinearWeights[] {gate, up}, new float[][] {g, u});
-        if (ps == null) return false;
+        if (ps == null || !ps[0].inOrder() || !ps[1].inOrder()) return false;
         int rows = gate.outFeatures();
         pool.forRange(ps[0].groups(), ps[0].workPerGroup() + ps[1].workPerGroup(), (worker, start, end) -> {
             ps[0].run(start, end);

@@ -133,6 +133,27 @@ class SharedInputProductsTest {
         assertThat(gotUp).isEqualTo(u);
     }
 
+    @ParameterizedTest(name = "{0} on {1} thread(s)", allowZeroInvocations = true)
+    @MethodSource("cases")
+    void weightletLanesGateAndUpRunApart(NativeKernels kernels, int threads) throws Exception {
+        onPool(kernels, threads, SharedInputProductsTest::lanesSwiglu);
+    }
+
+    /** Weightlet lanes' row groups are not the output's rows: the SwiGLU job declines them, having written nothing. */
+    private static void lanesSwiglu(NativeKernels kernels, WorkerPool pool) throws Exception {
+        Compute compute = Compute.vector().on(pool);
+        assumeThat(kernels.isa().bits / Float.SIZE).as("float lanes of weight-only").isEqualTo(compute.matmul().lanes());
+        assumeThat(kernels.hasWeightletLanes()).as("weightlet lanes").isTrue();
+        LinearWeights gate = new NativeWeightletWeights(new WeightletWeights("g", weightlets(16), scales(17), compute), kernels, true);
+        LinearWeights up = new NativeWeightletWeights(new WeightletWeights("u", weightlets(18), scales(19), compute), kernels, true);
+        float[] g = new float[ROWS], u = new float[ROWS];
+        Arrays.fill(g, Float.NaN);
+        Arrays.fill(u, Float.NaN);
+        assertThat(SharedInputProducts.gated(pool, compute.kernels(), input(3), gate, up, g, u)).isFalse();
+        assertThat(g).containsOnly(Float.NaN);
+        assertThat(u).containsOnly(Float.NaN);
+    }
+
     static LinearWeights[] forms(NativeKernels kernels, Compute compute, WorkerPool pool) throws Exception {
         return new LinearWeights[] {
             float16(kernels, compute, 1),
@@ -145,6 +166,7 @@ class SharedInputProductsTest {
             new NativeWeightletWeights(new NpuInt8Weights("c", weightlets(10), scales(11), 0.02f, compute), kernels),
             ternary(TernaryLayout.T2P, kernels, pool, 12),
             blocks(DType.Q4_0, kernels, compute, 13),
+            new NativeWeightletWeights(new WeightletWeights("d", weightlets(14), scales(15), compute), kernels, true),
         };
     }
 
