@@ -35,6 +35,16 @@ static inline __attribute__((always_inline)) __m512 wll_weights(__m512i d, __m51
  * same four rows' blocks one group ahead prefetched (next[0..3], null past the last), then the steps of the
  * last block before the length, then the last partial step's weights one at a time. chains[j] gets row j's.
  */
+/* Field i of the four rows' block (d0..d3, h0..h3) into their chains against x at xm + 16i. */
+#define WLL_STEP(i)                                                      \
+    do {                                                                 \
+        __m512 xs = _mm512_loadu_ps(xm + 16 * (i));                      \
+        a0 = _mm512_fmadd_ps(wll_weights(d0, h0, B, (i)), xs, a0);       \
+        a1 = _mm512_fmadd_ps(wll_weights(d1, h1, B, (i)), xs, a1);       \
+        a2 = _mm512_fmadd_ps(wll_weights(d2, h2, B, (i)), xs, a2);       \
+        a3 = _mm512_fmadd_ps(wll_weights(d3, h3, B, (i)), xs, a3);       \
+    } while (0)
+
 static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const rows[4], const uint8_t *const next[4], int B,
                                                             int32_t length, const float *x, float chains[4][16]) {
     const int P = WLL_FIELDS(B);
@@ -48,48 +58,35 @@ static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const
         const float *xm = x + 16 * P * m;
 #pragma GCC unroll 32
         for (int i = 0; i < P; i++) {
-            __m512 xs = _mm512_loadu_ps(xm + 16 * i);
-            a0 = _mm512_fmadd_ps(wll_weights(d0, h0, B, i), xs, a0);
-            a1 = _mm512_fmadd_ps(wll_weights(d1, h1, B, i), xs, a1);
-            a2 = _mm512_fmadd_ps(wll_weights(d2, h2, B, i), xs, a2);
-            a3 = _mm512_fmadd_ps(wll_weights(d3, h3, B, i), xs, a3);
+            WLL_STEP(i);
         }
     }
-    if (rest > 0 || tail > 0) {
-        const uint8_t *last[4];
-        for (int j = 0; j < 4; j++) last[j] = rows[j] + 64 * whole;
+    if (rest > 0) {
+        const uint8_t *const last[4] = {rows[0] + 64 * whole, rows[1] + 64 * whole, rows[2] + 64 * whole, rows[3] + 64 * whole};
         __m512i d0 = _mm512_loadu_si512(last[0]), d1 = _mm512_loadu_si512(last[1]), d2 = _mm512_loadu_si512(last[2]), d3 = _mm512_loadu_si512(last[3]);
         __m512i h0 = _mm512_srli_epi32(d0, 9), h1 = _mm512_srli_epi32(d1, 9), h2 = _mm512_srli_epi32(d2, 9), h3 = _mm512_srli_epi32(d3, 9);
         const float *xm = x + 16 * P * whole;
 #pragma GCC unroll 32
         for (int i = 0; i < P - 1; i++) {
             if (i >= rest) break;
-            __m512 xs = _mm512_loadu_ps(xm + 16 * i);
-            a0 = _mm512_fmadd_ps(wll_weights(d0, h0, B, i), xs, a0);
-            a1 = _mm512_fmadd_ps(wll_weights(d1, h1, B, i), xs, a1);
-            a2 = _mm512_fmadd_ps(wll_weights(d2, h2, B, i), xs, a2);
-            a3 = _mm512_fmadd_ps(wll_weights(d3, h3, B, i), xs, a3);
+            WLL_STEP(i);
         }
-        _mm512_storeu_ps(chains[0], a0);
-        _mm512_storeu_ps(chains[1], a1);
-        _mm512_storeu_ps(chains[2], a2);
-        _mm512_storeu_ps(chains[3], a3);
-        for (int j = 0; j < 4; j++) {
-            for (int32_t k = 0; k < tail; k++) {
-                uint32_t dword;
-                memcpy(&dword, last[j] + 4 * k, 4);
-                int32_t f = (int32_t) (dword >> (WLL_BASE(B) + rest * B)) & ((1 << B) - 1);
-                int32_t w = B == 8 ? f - 128 : 2 * f - WLL_BIAS(B);
-                chains[j][k] = __builtin_fmaf((float) w, x[16 * steps + k], chains[j][k]);
-            }
-        }
-        return;
     }
     _mm512_storeu_ps(chains[0], a0);
     _mm512_storeu_ps(chains[1], a1);
     _mm512_storeu_ps(chains[2], a2);
     _mm512_storeu_ps(chains[3], a3);
+    for (int j = 0; j < 4; j++) {
+        for (int32_t k = 0; k < tail; k++) {
+            uint32_t dword;
+            memcpy(&dword, rows[j] + 64 * whole + 4 * k, 4);
+            int32_t f = (int32_t) (dword >> (WLL_BASE(B) + rest * B)) & ((1 << B) - 1);
+            int32_t w = B == 8 ? f - 128 : 2 * f - WLL_BIAS(B);
+            chains[j][k] = __builtin_fmaf((float) w, x[16 * steps + k], chains[j][k]);
+        }
+    }
 }
+#undef WLL_STEP
 
 #define WLL_ROWS4_OF(b) \
     static void wll_rows4_##b(const uint8_t *const rows[4], const uint8_t *const next[4], int32_t length, const float *x, float chains[4][16]) { \

@@ -3,6 +3,7 @@ package jquant.runtime;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jquant.formats.weightlet.PackedTensor;
+import jquant.formats.weightlet.WeightletLayout;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
@@ -29,8 +30,8 @@ import jquant.runtime.nativelib.NativeKernels;
  *
  * A field is the weightlet's ({@code 2f − (2^B − 1)} the weight), at 8 bits the weight's byte plus 128.
  * Bit 0 is unused below 8 bits so that the kernel's constant {@code 2^(24−p) + 2^B − 1} is a float for
- * every field position {@code p} (docs/runtime.md). A row is {@code ceil(ceil(length / 16) / P)} blocks; the last step's lanes
- * past the length are zero.
+ * every field position {@code p} (docs/runtime.md). A row is {@code ceil(ceil(length / 16) / P)} blocks;
+ * the last step's lanes past the length are zero.
  *
  * <p>The rows are stored in the tensor's channel order; {@link #order} lists them by width, each width's
  * rows padded with the width's first row to a multiple of four (an order of −1: computed, not written).
@@ -41,8 +42,6 @@ final class WeightletLanes {
     static final int STEP_WEIGHTS = 16;
     /** Bytes a block: sixteen dwords. */
     static final int BLOCK_BYTES = 64;
-    /** Widest field. */
-    static final int MAX_BITS = 8;
 
     /** The copy, 64-byte aligned. */
     final MemorySegment data;
@@ -62,15 +61,15 @@ final class WeightletLanes {
             total += rowBytes(widths[r], length);
         }
         int entries = 0;
-        int[] count = new int[MAX_BITS + 1];
+        int[] count = new int[WeightletLayout.MAX_BITS + 1];
         for (int w : widths) count[w]++;
-        for (int b = 1; b <= MAX_BITS; b++) entries += (count[b] + 3) / 4 * 4;
+        for (int b = 1; b <= WeightletLayout.MAX_BITS; b++) entries += (count[b] + 3) / 4 * 4;
         this.offsets = new long[entries];
         this.bits = new int[entries];
         this.order = new int[entries];
         this.scales = new float[entries];
         int e = 0;
-        for (int b = 1; b <= MAX_BITS; b++) {
+        for (int b = 1; b <= WeightletLayout.MAX_BITS; b++) {
             int first = -1;
             for (int r = 0; r < rows; r++) {
                 if (widths[r] != b) continue;
@@ -98,7 +97,7 @@ final class WeightletLanes {
 
     /** Unused low bits of a dword: one below 8 bits. */
     static int base(int bits) {
-        return bits == MAX_BITS ? 0 : 1;
+        return bits == WeightletLayout.MAX_BITS ? 0 : 1;
     }
 
     /** Bytes of a row of {@code length} weights at {@code bits} bits. */
@@ -107,8 +106,4 @@ final class WeightletLanes {
         return (long) BLOCK_BYTES * ((steps + fields(bits) - 1) / fields(bits));
     }
 
-    /** Bytes of the copy. */
-    long bytes() {
-        return data.byteSize();
-    }
 }
