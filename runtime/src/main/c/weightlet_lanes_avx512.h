@@ -14,10 +14,13 @@
  * is the float 2^e + 2f, and one subtraction of 2^e + 2^B - 1 makes it the weight 2f - (2^B - 1), exactly
  * (e = 23 - p and 2^e + 128 at 8 bits; the constant is a float for e <= 23, hence the unused bit 0 below 8
  * bits). Fields above bit 23 are read from the dword shifted right by 9. The rows of a tensor run in an order
- * of equal widths, four at a time.
+ * of equal widths, four at a time, and a four's blocks lie side by side (row j's block m at 256m + 64j from the
+ * four's start), so that a tensor is read as one stream.
  */
 
 #define WLL_BASE(B) ((B) == 8 ? 0 : 1)
+/* Bytes from one block of a row to its next: a four's blocks lie side by side. */
+#define WLL_STRIDE (4 * 64)
 #define WLL_FIELDS(B) ((32 - WLL_BASE(B)) / (B))
 #define WLL_HIGH(B, i) (WLL_BASE(B) + (i) * (B) + (B) > 23)
 #define WLL_AT(B, i) (WLL_BASE(B) + (i) * (B) - (WLL_HIGH(B, i) ? 9 : 0))
@@ -31,9 +34,11 @@ static inline __attribute__((always_inline)) __m512 wll_weights(__m512i d, __m51
 }
 
 /*
- * Four B-bit rows at rows[0..3] (64-byte blocks) against x: each block's P steps into the rows' chains, the
- * same four rows' blocks one group ahead prefetched (next[0..3], null past the last), then the steps of the
- * last block before the length, then the last partial step's weights one at a time. chains[j] gets row j's.
+ * Four B-bit rows at rows[0..3] (blocks WLL_STRIDE apart) against x: each block's P steps into the rows'
+ * chains, the next four's blocks prefetched (next[0..3], null past the last), then the steps of the last
+ * block before the length, then the last partial step's weights one at a time; out[j] = lane_sum(row j's
+ * chains) · scales[j], the four sums made together in registers (through memory, a 64-byte store read back
+ * by a 64-byte load, they stalled the kernel).
  */
 /* Field i of the four rows' block (d0..d3, h0..h3) into their chains against x at xm + 16i. */
 #define WLL_STEP(i)                                                      \
@@ -46,14 +51,14 @@ static inline __attribute__((always_inline)) __m512 wll_weights(__m512i d, __m51
     } while (0)
 
 static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const rows[4], const uint8_t *const next[4], int B,
-                                                            int32_t length, const float *x, float chains[4][16]) {
+                                                            int32_t length, const float *x, const float *scales, float out[4]) {
     const int P = WLL_FIELDS(B);
     int32_t steps = length / 16, whole = steps / P, rest = steps - whole * P, tail = length - 16 * steps;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int32_t m = 0; m < whole; m++) {
-        for (int j = 0; j < 4; j++) if (next[j]) JQK_PREFETCH_L2(next[j] + 64 * m);
-        __m512i d0 = _mm512_loadu_si512(rows[0] + 64 * m), d1 = _mm512_loadu_si512(rows[1] + 64 * m);
-        __m512i d2 = _mm512_loadu_si512(rows[2] + 64 * m), d3 = _mm512_loadu_si512(rows[3] + 64 * m);
+        for (int j = 0; j < 4; j++) if (next[j]) JQK_PREFETCH_L2(next[j] + WLL_STRIDE * m);
+        __m512i d0 = _mm512_loadu_si512(rows[0] + WLL_STRIDE * m), d1 = _mm512_loadu_si512(rows[1] + WLL_STRIDE * m);
+        __m512i d2 = _mm512_loadu_si512(rows[2] + WLL_STRIDE * m), d3 = _mm512_loadu_si512(rows[3] + WLL_STRIDE * m);
         __m512i h0 = _mm512_srli_epi32(d0, 9), h1 = _mm512_srli_epi32(d1, 9), h2 = _mm512_srli_epi32(d2, 9), h3 = _mm512_srli_epi32(d3, 9);
         const float *xm = x + 16 * P * m;
 #pragma GCC unroll 32
@@ -62,7 +67,7 @@ static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const
         }
     }
     if (rest > 0) {
-        const uint8_t *const last[4] = {rows[0] + 64 * whole, rows[1] + 64 * whole, rows[2] + 64 * whole, rows[3] + 64 * whole};
+        const uint8_t *const last[4] = {rows[0] + WLL_STRIDE * whole, rows[1] + WLL_STRIDE * whole, rows[2] + WLL_STRIDE * whole, rows[3] + WLL_STRIDE * whole};
         __m512i d0 = _mm512_loadu_si512(last[0]), d1 = _mm512_loadu_si512(last[1]), d2 = _mm512_loadu_si512(last[2]), d3 = _mm512_loadu_si512(last[3]);
         __m512i h0 = _mm512_srli_epi32(d0, 9), h1 = _mm512_srli_epi32(d1, 9), h2 = _mm512_srli_epi32(d2, 9), h3 = _mm512_srli_epi32(d3, 9);
         const float *xm = x + 16 * P * whole;
@@ -72,25 +77,31 @@ static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const
             WLL_STEP(i);
         }
     }
-    _mm512_storeu_ps(chains[0], a0);
-    _mm512_storeu_ps(chains[1], a1);
-    _mm512_storeu_ps(chains[2], a2);
-    _mm512_storeu_ps(chains[3], a3);
-    for (int j = 0; j < 4; j++) {
-        for (int32_t k = 0; k < tail; k++) {
-            uint32_t dword;
-            memcpy(&dword, rows[j] + 64 * whole + 4 * k, 4);
-            int32_t f = (int32_t) (dword >> (WLL_BASE(B) + rest * B)) & ((1 << B) - 1);
-            int32_t w = B == 8 ? f - 128 : 2 * f - WLL_BIAS(B);
-            chains[j][k] = __builtin_fmaf((float) w, x[16 * steps + k], chains[j][k]);
+    if (tail > 0) {
+        float chains[4][16] __attribute__((aligned(64)));
+        _mm512_store_ps(chains[0], a0);
+        _mm512_store_ps(chains[1], a1);
+        _mm512_store_ps(chains[2], a2);
+        _mm512_store_ps(chains[3], a3);
+        for (int j = 0; j < 4; j++) {
+            for (int32_t k = 0; k < tail; k++) {
+                uint32_t dword;
+                memcpy(&dword, rows[j] + WLL_STRIDE * whole + 4 * k, 4);
+                int32_t f = (int32_t) (dword >> (WLL_BASE(B) + rest * B)) & ((1 << B) - 1);
+                int32_t w = B == 8 ? f - 128 : 2 * f - WLL_BIAS(B);
+                chains[j][k] = __builtin_fmaf((float) w, x[16 * steps + k], chains[j][k]);
+            }
         }
+        a0 = _mm512_load_ps(chains[0]), a1 = _mm512_load_ps(chains[1]), a2 = _mm512_load_ps(chains[2]), a3 = _mm512_load_ps(chains[3]);
     }
+    _mm_storeu_ps(out, _mm_mul_ps(lane_sums4(a0, a1, a2, a3), _mm_loadu_ps(scales)));
 }
 #undef WLL_STEP
 
 #define WLL_ROWS4_OF(b) \
-    static void wll_rows4_##b(const uint8_t *const rows[4], const uint8_t *const next[4], int32_t length, const float *x, float chains[4][16]) { \
-        wll_rows4(rows, next, b, length, x, chains);                                                                                               \
+    static void wll_rows4_##b(const uint8_t *const rows[4], const uint8_t *const next[4], int32_t length, const float *x, const float *scales, \
+                              float out[4]) {                                                                                                      \
+        wll_rows4(rows, next, b, length, x, scales, out);                                                                                          \
     }
 WLL_ROWS4_OF(1)
 WLL_ROWS4_OF(2)
@@ -104,30 +115,30 @@ WLL_ROWS4_OF(8)
 
 /*
  * Weight-only decode on lanes: rows [0, rows) of the tensor's order (a multiple of four, each four of one width),
- * row r's blocks at lanes + offsets[r], bits[r] wide, its result y[order[r]] = (w · x) · scales[r] in the
+ * row r's block m at lanes + offsets[r] + WLL_STRIDE·m, bits[r] wide, its result y[order[r]] = (w · x) · scales[r] in the
  * runtime's float order (chains.h), as jq_wl_f32's; a row whose order is negative fills a four and is not written.
  */
 JQK_EXPORT void ISA(jq_wl_lanes_f32)(const uint8_t *lanes, const int64_t *offsets, const int32_t *bits, const int32_t *order, int32_t rows,
                                      int32_t length, const float *x, const float *scales, float *y) {
-    typedef void (*rows4_fn)(const uint8_t *const[4], const uint8_t *const[4], int32_t, const float *, float[4][16]);
+    typedef void (*rows4_fn)(const uint8_t *const[4], const uint8_t *const[4], int32_t, const float *, const float *, float[4]);
     static const rows4_fn BY_WIDTH[9] = {0, wll_rows4_1, wll_rows4_2, wll_rows4_3, wll_rows4_4, wll_rows4_5, wll_rows4_6, wll_rows4_7, wll_rows4_8};
-    float chains[4][16] __attribute__((aligned(64)));
+    float sums[4];
     for (int32_t r0 = 0; r0 < rows; r0 += 4) {
         const uint8_t *at[4], *next[4];
         for (int j = 0; j < 4; j++) {
             at[j] = lanes + offsets[r0 + j];
             next[j] = r0 + 4 + j < rows ? lanes + offsets[r0 + 4 + j] : 0;
         }
-        BY_WIDTH[bits[r0]](at, next, length, x, chains);
+        BY_WIDTH[bits[r0]](at, next, length, x, scales + r0, sums);
         for (int j = 0; j < 4; j++) {
-            if (order[r0 + j] >= 0) y[order[r0 + j]] = lane_sum(_mm512_loadu_ps(chains[j])) * scales[r0 + j];
+            if (order[r0 + j] >= 0) y[order[r0 + j]] = sums[j];
         }
     }
 }
 
 /*
- * The lanes of rows [0, rows) of a weightlet tensor (data, offsets, bits as jq_wl_f32 takes them), row r's blocks
- * written at out + outOffsets[r] (WeightletLanes.rowBytes each, zeroed here first).
+ * The lanes of rows [0, rows) of a weightlet tensor (data, offsets, bits as jq_wl_f32 takes them), row r's block m
+ * written at out + outOffsets[r] + WLL_STRIDE·m (WeightletLanes.rowBytes / 64 blocks, zeroed here first).
  */
 JQK_EXPORT void ISA(jq_wl_lanes_pack)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                       uint8_t *out, const int64_t *outOffsets) {
@@ -141,10 +152,9 @@ JQK_EXPORT void ISA(jq_wl_lanes_pack)(const uint8_t *data, const int64_t *offset
         wl_groups(row, B, whole, v);
         if (whole < groups) WL_GROUP(wl_whole(row + (int64_t) whole * 16 * B, B, lastStripes, spread), B, v + 128 * whole);
         int32_t steps = (length + 15) / 16, blocks = (steps + P - 1) / P;
-        uint32_t *dwords = (uint32_t *) (out + outOffsets[r]);
-        memset(dwords, 0, (size_t) 64 * blocks);
+        for (int32_t m = 0; m < blocks; m++) memset(out + outOffsets[r] + WLL_STRIDE * m, 0, 64);
         for (int32_t s = 0; s < steps; s++) {
-            uint32_t *block = dwords + 16 * (s / P);
+            uint32_t *block = (uint32_t *) (out + outOffsets[r] + WLL_STRIDE * (s / P));
             int at = WLL_BASE(B) + (s % P) * B;
             for (int32_t j = 0; j < 16 && 16 * s + j < length; j++) {
                 int32_t w = v[16 * s + j], f = B == 8 ? w + 128 : (w + WLL_BIAS(B)) / 2;

@@ -200,6 +200,26 @@ static inline __attribute__((always_inline)) __m512 lane_sums16(const __m512 set
     return sum;
 }
 
+/*
+ * lane_sum of four chain sets at once, set j's in lane j: the sets transposed (lane c of every set in one
+ * 128-bit quarter), the quarters then added in lane order, as lane_sum adds one set's lanes.
+ */
+static inline __attribute__((always_inline)) __m128 lane_sums4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+    __m512 t0 = _mm512_unpacklo_ps(a0, a1), t1 = _mm512_unpackhi_ps(a0, a1);
+    __m512 t2 = _mm512_unpacklo_ps(a2, a3), t3 = _mm512_unpackhi_ps(a2, a3);
+    /* u[i]'s quarter q holds lane 4q + i of a0..a3 */
+    __m512 u[4] = {_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+                   _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+                   _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3))),
+                   _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)))};
+    __m128 sum = _mm_setzero_ps();
+    for (int i = 0; i < 4; i++) sum = _mm_add_ps(sum, _mm512_castps512_ps128(u[i]));
+    for (int i = 0; i < 4; i++) sum = _mm_add_ps(sum, _mm512_extractf32x4_ps(u[i], 1));
+    for (int i = 0; i < 4; i++) sum = _mm_add_ps(sum, _mm512_extractf32x4_ps(u[i], 2));
+    for (int i = 0; i < 4; i++) sum = _mm_add_ps(sum, _mm512_extractf32x4_ps(u[i], 3));
+    return sum;
+}
+
 /* The F16 tile's 24 results, sums[4j + i] = lane_sum(acc[j][i]): rows 0-3 as one lane_sums16, rows 4-5
    with eight zero sets as another. */
 #define F16_TILE_SUMS(acc, sums)                                                                                     \

@@ -33,8 +33,13 @@ import jquant.runtime.nativelib.NativeKernels;
  * every field position {@code p} (docs/runtime.md). A row is {@code ceil(ceil(length / 16) / P)} blocks;
  * the last step's lanes past the length are zero.
  *
- * <p>The rows are stored in the tensor's channel order; {@link #order} lists them by width, each width's
- * rows padded with the width's first row to a multiple of four (an order of −1: computed, not written).
+ * <p>The rows are stored in the kernel's {@link #order}: by width, each width's rows padded with zero rows to a
+ * multiple of four (an order of −1: computed, not written), and a four's blocks side by side, so that the
+ * kernel reads a tensor as one stream:
+ *
+ * <pre>
+ *   four g:  | row 0 block 0 | row 1 block 0 | row 2 block 0 | row 3 block 0 | row 0 block 1 | … | row 3 block n−1 |
+ * </pre>
  */
 final class WeightletLanes {
 
@@ -42,6 +47,8 @@ final class WeightletLanes {
     static final int STEP_WEIGHTS = 16;
     /** Bytes a block: sixteen dwords. */
     static final int BLOCK_BYTES = 64;
+    /** Rows the kernel runs at once, whose blocks lie side by side. */
+    static final int FOUR = 4;
 
     /** The copy, 64-byte aligned. */
     final MemorySegment data;
@@ -54,29 +61,26 @@ final class WeightletLanes {
     WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels, Arena arena) {
         int rows = tensor.channels(), length = tensor.length();
         int[] widths = tensor.bits();
-        long[] rowOffsets = new long[rows];
-        long total = 0;
-        for (int r = 0; r < rows; r++) {
-            rowOffsets[r] = total;
-            total += rowBytes(widths[r], length);
-        }
         int entries = 0;
         int[] count = new int[WeightletLayout.MAX_BITS + 1];
         for (int w : widths) count[w]++;
-        for (int b = 1; b <= WeightletLayout.MAX_BITS; b++) entries += (count[b] + 3) / 4 * 4;
+        for (int b = 1; b <= WeightletLayout.MAX_BITS; b++) entries += (count[b] + FOUR - 1) / FOUR * FOUR;
         this.offsets = new long[entries];
         this.bits = new int[entries];
         this.order = new int[entries];
         this.scales = new float[entries];
+        long[] rowOffsets = new long[rows];
+        long total = 0;
         int e = 0;
         for (int b = 1; b <= WeightletLayout.MAX_BITS; b++) {
-            int first = -1;
             for (int r = 0; r < rows; r++) {
                 if (widths[r] != b) continue;
-                if (first < 0) first = r;
+                rowOffsets[r] = total + (long) BLOCK_BYTES * (e % FOUR);
                 set(e++, r, b, rowOffsets[r], scales[r]);
+                if (e % FOUR == 0) total += FOUR * rowBytes(b, length);
             }
-            while (first >= 0 && e % 4 != 0) set(e++, -1, b, rowOffsets[first], 0f);
+            for (; e % FOUR != 0; e++) set(e, -1, b, total + (long) BLOCK_BYTES * (e % FOUR), 0f);
+            if (count[b] % FOUR != 0) total += FOUR * rowBytes(b, length);
         }
         this.data = arena.allocate(Math.max(total, 1), BLOCK_BYTES);
         kernels.weightletLanesPack(tensor.data(), MemorySegment.ofArray(tensor.channelOffsets()), MemorySegment.ofArray(widths), rows, length, data,

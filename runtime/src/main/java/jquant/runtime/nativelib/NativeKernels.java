@@ -198,7 +198,7 @@ public final class NativeKernels {
     /**
      * {@code jq_wl_lanes_pack}: rows {@code [0, rows)} of a weightlet tensor ({@code data}, {@code offsets},
      * {@code bits} as {@link #weightletF32} takes them) as weightlet lanes (jquant.runtime.WeightletLanes),
-     * row {@code r} at {@code out + outOffsets[r]}.
+     * row {@code r}'s block {@code m} at {@code out + outOffsets[r] + 256·m} (a four's blocks side by side).
      */
     public void weightletLanesPack(MemorySegment data, MemorySegment offsets, MemorySegment bits, int rows, int length, MemorySegment out,
                                    MemorySegment outOffsets) {
@@ -211,7 +211,7 @@ public final class NativeKernels {
 
     /**
      * {@code jq_wl_lanes_f32}: {@link #weightletF32}'s bits from weightlet lanes: rows {@code [0, rows)} of the
-     * lanes' order (fours of one width), row {@code r}'s blocks at {@code lanes + offsets[r]}, its result
+     * lanes' order (fours of one width), row {@code r}'s block {@code m} at {@code lanes + offsets[r] + 256·m}, its result
      * {@code y[order[r]] = (w · x) · scales[r]}, none for a negative {@code order[r]}.
      */
     public void weightletLanesF32(MemorySegment lanes, MemorySegment offsets, MemorySegment bits, MemorySegment order, int rows, int length,
