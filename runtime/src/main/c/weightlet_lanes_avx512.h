@@ -138,7 +138,7 @@ JQK_EXPORT void ISA(jq_wl_lanes_f32)(const uint8_t *lanes, const int64_t *offset
 
 /*
  * The lanes of rows [0, rows) of a weightlet tensor (data, offsets, bits as jq_wl_f32 takes them), row r's block m
- * written at out + outOffsets[r] + WLL_STRIDE·m (WeightletLanes.rowBytes / 64 blocks, zeroed here first).
+ * written at out + outOffsets[r] + WLL_STRIDE·m (WeightletLanes.rowBytes / 64 blocks, every byte).
  */
 JQK_EXPORT void ISA(jq_wl_lanes_pack)(const uint8_t *data, const int64_t *offsets, const int32_t *bits, int32_t rows, int32_t length,
                                       uint8_t *out, const int64_t *outOffsets) {
@@ -151,14 +151,16 @@ JQK_EXPORT void ISA(jq_wl_lanes_pack)(const uint8_t *data, const int64_t *offset
         const uint8_t *row = data + offsets[r];
         wl_groups(row, B, whole, v);
         if (whole < groups) WL_GROUP(wl_whole(row + (int64_t) whole * 16 * B, B, lastStripes, spread), B, v + 128 * whole);
-        int32_t steps = (length + 15) / 16, blocks = (steps + P - 1) / P;
-        for (int32_t m = 0; m < blocks; m++) memset(out + outOffsets[r] + WLL_STRIDE * m, 0, 64);
+        int32_t steps = (length + 15) / 16;
+        __m512i block = _mm512_setzero_si512();
         for (int32_t s = 0; s < steps; s++) {
-            uint32_t *block = (uint32_t *) (out + outOffsets[r] + WLL_STRIDE * (s / P));
-            int at = WLL_BASE(B) + (s % P) * B;
-            for (int32_t j = 0; j < 16 && 16 * s + j < length; j++) {
-                int32_t w = v[16 * s + j], f = B == 8 ? w + 128 : (w + WLL_BIAS(B)) / 2;
-                block[j] |= (uint32_t) f << at;
+            __mmask16 live = (__mmask16) (length - 16 * s >= 16 ? 0xFFFF : (1u << (length - 16 * s)) - 1);
+            __m512i w = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (v + 16 * s)));
+            __m512i f = B == 8 ? _mm512_add_epi32(w, _mm512_set1_epi32(128)) : _mm512_srai_epi32(_mm512_add_epi32(w, _mm512_set1_epi32(WLL_BIAS(B))), 1);
+            block = _mm512_or_si512(block, _mm512_maskz_sll_epi32(live, f, _mm_cvtsi32_si128(WLL_BASE(B) + (s % P) * B)));
+            if (s % P == P - 1 || s == steps - 1) {
+                _mm512_storeu_si512(out + outOffsets[r] + WLL_STRIDE * (s / P), block);
+                block = _mm512_setzero_si512();
             }
         }
     }

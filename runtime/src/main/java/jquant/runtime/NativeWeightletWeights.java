@@ -72,13 +72,17 @@ final class NativeWeightletWeights implements LinearWeights {
                 .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k, lanes)).orElse(twin);
     }
 
-    /** The lanes copy, made by the first caller. */
+    /** The lanes copy, made by the first caller, which then drops the stored bytes' mapped pages from the process. */
     private WeightletLanes lanes() {
         WeightletLanes l = lanes;
         if (l == null) {
             synchronized (this) {
                 l = lanes;
-                if (l == null) lanes = l = new WeightletLanes(twin.packed, scales, kernels, Arena.ofAuto());
+                if (l == null) {
+                    lanes = l = new WeightletLanes(twin.packed, scales, kernels, Arena.ofAuto());
+                    // Decode no longer reads the stored pages: out of the resident set, so the copy replaces them (prefill pages them back in).
+                    if (data.isMapped()) data.unload();
+                }
             }
         }
         return l;
