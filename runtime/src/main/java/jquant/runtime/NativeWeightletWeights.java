@@ -1,6 +1,5 @@
 package jquant.runtime;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Optional;
@@ -79,7 +78,7 @@ final class NativeWeightletWeights implements LinearWeights {
             synchronized (this) {
                 l = lanes;
                 if (l == null) {
-                    lanes = l = new WeightletLanes(twin.packed, scales, kernels, Arena.ofAuto());
+                    lanes = l = new WeightletLanes(twin.packed, scales, kernels);
                     // Decode no longer reads the stored pages: out of the resident set, so the copy replaces them (prefill pages them back in).
                     if (data.isMapped()) data.unload();
                 }

@@ -1,9 +1,9 @@
 package jquant.runtime;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jquant.formats.weightlet.PackedTensor;
 import jquant.formats.weightlet.WeightletLayout;
+import jquant.runtime.nativelib.CopyMemory;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
@@ -50,15 +50,15 @@ final class WeightletLanes {
     /** Rows the kernel runs at once, whose blocks lie side by side. */
     static final int FOUR = 4;
 
-    /** The copy, 64-byte aligned. */
+    /** The copy, 64-byte aligned, freed when unreachable. */
     final MemorySegment data;
     /** Per entry of the kernel's order: the row's byte offset in {@link #data}, its width, its channel (−1 for padding), its scale. */
     final long[] offsets;
     final int[] bits, order;
     final float[] scales;
 
-    /** The lanes of {@code tensor} with its channels' {@code scales}, packed by {@code kernels}, in memory of {@code arena}. */
-    WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels, Arena arena) {
+    /** The lanes of {@code tensor} with its channels' {@code scales}, packed by {@code kernels} (the padding rows zeroed here). */
+    WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels) {
         int rows = tensor.channels(), length = tensor.length();
         int[] widths = tensor.bits();
         int entries = 0;
@@ -82,7 +82,11 @@ final class WeightletLanes {
             for (; e % FOUR != 0; e++) set(e, -1, b, total + (long) BLOCK_BYTES * (e % FOUR), 0f);
             if (count[b] % FOUR != 0) total += FOUR * rowBytes(b, length);
         }
-        this.data = arena.allocate(Math.max(total, 1), BLOCK_BYTES);
+        this.data = CopyMemory.allocate(Math.max(total, 1), BLOCK_BYTES);
+        for (int entry = 0; entry < entries; entry++) {
+            if (order[entry] >= 0) continue;
+            for (long m = 0; m < rowBytes(bits[entry], length) / BLOCK_BYTES; m++) data.asSlice(offsets[entry] + FOUR * BLOCK_BYTES * m, BLOCK_BYTES).fill((byte) 0);
+        }
         kernels.weightletLanesPack(tensor.data(), MemorySegment.ofArray(tensor.channelOffsets()), MemorySegment.ofArray(widths), rows, length, data,
                 MemorySegment.ofArray(rowOffsets));
     }
