@@ -60,6 +60,45 @@ public final class DecodeBench {
         return results;
     }
 
+    /**
+     * As {@link #run}, each thread count's model decoding in turn with a second load of it on other kernels
+     * ({@code against}, named {@code againstName}), token by token in one process, so that the two speeds
+     * meet the same moments of the machine; prints both and the first's speed as a multiple of the second's.
+     */
+    public static List<Result> compare(ModelLoader loader, ModelLoader against, String againstName, int[] prompt, int warmUp, int tokens,
+                                       int[] threadCounts, PrintStream out) throws Exception {
+        List<Result> results = new ArrayList<>();
+        try (MemoryProbe probe = new MemoryProbe()) {
+            out.printf("%7s  %12s  %10s  %14s  %12s  %14s  %8s%n", "threads", "probe GB/s", "ms/token", "weights GB/s", "of probe",
+                    againstName + " ms", "speed");
+            for (int threads : threadCounts) {
+                try (WorkerPool pool = new WorkerPool(threads)) {
+                    double bandwidth = probe.bandwidth(pool, 6);
+                    LlamaModel model = loader.load(Compute.vector().on(pool)), other = against.load(Compute.vector().on(pool));
+                    int timedEnd = prompt.length + warmUp + tokens;
+                    warm(model, prompt, timedEnd);
+                    warm(other, prompt, timedEnd);
+                    Steps a = new Steps(model, prompt, warmUp, timedEnd), b = new Steps(other, prompt, warmUp, timedEnd);
+                    for (int i = 0; i < tokens; i++) {
+                        // Alternate which goes first, so neither always follows the other's traffic.
+                        if (i % 2 == 0) {
+                            a.step();
+                            b.step();
+                        } else {
+                            b.step();
+                            a.step();
+                        }
+                    }
+                    Result r = new Result(threads, bandwidth, a.msPerStep(), model.linearWeightBytes());
+                    results.add(r);
+                    out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f  %14.2f  %7.3fx%n", threads, bandwidth, r.msPerToken(), r.weightGBs(),
+                            r.ofBandwidth(), b.msPerStep(), b.msPerStep() / a.msPerStep());
+                }
+            }
+        }
+        return results;
+    }
+
     /** A decode step's wall time, and the bytes read from storage while the steps were timed. */
     record Timed(double msPerToken, long storageBytes) {}
 
@@ -70,15 +109,26 @@ public final class DecodeBench {
 
     /**
      * Wall time per greedy decode step, after the prompt and {@code warmUp} steps, measured in a second
-     * session: a first one decodes the same positions and then more (up to {@value #MAX_EXTRA_WARMUP})
-     * until the JIT compiler has added no compilation time for {@value #QUIET_STEPS} steps, as
-     * llama-bench times repetitions after a warm-up run: kernels that a longer context switches to (the
-     * blocked attention kernels) are then compiled before the timed steps reach them, and no compilation
-     * takes a core from them (bench/RESULTS.md). With it, the bytes read from storage during the timed
-     * steps ({@link StorageReads}).
+     * session after {@link #warm}. With it, the bytes read from storage during the timed steps
+     * ({@link StorageReads}).
      */
     static Timed msPerToken(LlamaModel model, int[] prompt, int warmUp, int tokens) {
         int timedEnd = prompt.length + warmUp + tokens;
+        warm(model, prompt, timedEnd);
+        Steps steps = new Steps(model, prompt, warmUp, timedEnd);
+        OptionalLong read = StorageReads.bytes();
+        for (int i = 0; i < tokens; i++) steps.step();
+        return new Timed(steps.msPerStep(), StorageReads.since(read));
+    }
+
+    /**
+     * The first pass: a session decodes the positions up to {@code timedEnd} and then more (up to
+     * {@value #MAX_EXTRA_WARMUP}) until the JIT compiler has added no compilation time for {@value #QUIET_STEPS}
+     * steps, as llama-bench times repetitions after a warm-up run: kernels that a longer context switches to
+     * (the blocked attention kernels) are then compiled before the timed steps reach them, and no compilation
+     * takes a core from them (bench/RESULTS.md).
+     */
+    private static void warm(LlamaModel model, int[] prompt, int timedEnd) {
         InferenceSession first = model.newSession(Math.min(model.config().maxSeqLen(), timedEnd + MAX_EXTRA_WARMUP + 1));
         int pos = prompt.length;
         int next = argmax(first.forward(prompt, 0, prompt.length - 1));
@@ -93,15 +143,31 @@ public final class DecodeBench {
                 last = now;
             }
         }
-        InferenceSession session = model.newSession(Math.min(model.config().maxSeqLen(), timedEnd + 1));
-        pos = prompt.length;
-        next = argmax(session.forward(prompt, 0, prompt.length - 1));
-        for (int i = 0; i < warmUp; i++) next = argmax(session.decode(next, pos++));
-        OptionalLong read = StorageReads.bytes();
-        long t0 = System.nanoTime();
-        for (int i = 0; i < tokens; i++) next = argmax(session.decode(next, pos++));
-        double ms = (System.nanoTime() - t0) / 1e6 / tokens;
-        return new Timed(ms, StorageReads.since(read));
+    }
+
+    /** A second session after the prompt and {@code warmUp} untimed steps, whose greedy steps are timed one by one. */
+    private static final class Steps {
+        private final InferenceSession session;
+        private int pos, next, steps;
+        private long nanos;
+
+        Steps(LlamaModel model, int[] prompt, int warmUp, int timedEnd) {
+            session = model.newSession(Math.min(model.config().maxSeqLen(), timedEnd + 1));
+            pos = prompt.length;
+            next = argmax(session.forward(prompt, 0, prompt.length - 1));
+            for (int i = 0; i < warmUp; i++) next = argmax(session.decode(next, pos++));
+        }
+
+        void step() {
+            long t0 = System.nanoTime();
+            next = argmax(session.decode(next, pos++));
+            nanos += System.nanoTime() - t0;
+            steps++;
+        }
+
+        double msPerStep() {
+            return nanos / 1e6 / steps;
+        }
     }
 
     private static int argmax(float[] logits) {

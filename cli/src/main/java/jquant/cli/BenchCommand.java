@@ -29,6 +29,7 @@ import jquant.formats.synthetic.SyntheticCheckpoint;
 import jquant.formats.synthetic.SyntheticHfFolder;
 import jquant.formats.synthetic.SyntheticLlama;
 import jquant.reports.Evaluation;
+import jquant.runtime.KernelChoice;
 import jquant.runtime.LayerLoader;
 import jquant.runtime.LoadedModel;
 import jquant.runtime.nativelib.KernelSource;
@@ -225,22 +226,28 @@ final class BenchCommand {
         @Spec(Spec.Target.MIXEE)
         CommandSpec command;
 
-        /** A whole-model bench, given the model's tokenizer and a loader that opens it on given threads. */
+        /** A whole-model bench, given the model's tokenizer and loaders that open it on given kernels and threads. */
         @FunctionalInterface
         interface Bench {
-            void run(jquant.runtime.Tokenizer tokenizer, DecodeBench.ModelLoader loader) throws Exception;
+            void run(jquant.runtime.Tokenizer tokenizer, Loaders loaders) throws Exception;
+        }
+
+        /** The loader of the model on a layout of kernels. */
+        @FunctionalInterface
+        interface Loaders {
+            DecodeBench.ModelLoader on(KernelChoice kernels);
         }
 
         /**
-         * Runs {@code bench}; the loader opens the model once per call on the compute it is given, every
+         * Runs {@code bench}; a loader opens the model once per call on the compute it is given, every
          * layer loaded before any timing, and everything opened is closed at the end.
          */
         void measure(Bench bench) throws Exception {
             for (int t : threadCounts) if (t < 1) throw usage(command, "--thread-counts must be at least 1, got " + t);
             List<AutoCloseable> opened = new ArrayList<>();
             try (LoadedModel vocabulary = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels)) {
-                bench.run(vocabulary.tokenizer(), compute -> {
-                    LoadedModel m = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels, compute, LayerLoader.Policy.EAGER);
+                bench.run(vocabulary.tokenizer(), kernels -> compute -> {
+                    LoadedModel m = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, kernels, compute, LayerLoader.Policy.EAGER);
                     opened.add(m);
                     return m.model();
                 });
@@ -261,15 +268,36 @@ final class BenchCommand {
         @Option(names = "--warmup", defaultValue = "8", description = "Untimed decode steps before the timed ones; a first session decodes the same positions, and up to 256 more until the JIT compiler is idle, before both (default: ${DEFAULT-VALUE}).")
         int warmup;
 
+        @Option(names = "--against", converter = LayoutConverter.class, paramLabel = "auto|t2p|lanes|float",
+                description = "Also decode on this layout of kernels (--kernels' layouts; the implementation is the process's), a second load "
+                        + "of the model resident beside the first, the two taking turns token by token; prints its ms/token and the "
+                        + "speed of --kernels as a multiple of it.")
+        KernelChoice against;
+
         @Override
         public Integer call() throws Exception {
             if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
-            run.measure((tokenizer, loader) -> {
+            run.measure((tokenizer, loaders) -> {
                 int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
-                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d, in a second session%n", run.model.path, prompt.length, tokens, warmup);
-                DecodeBench.run(loader, prompt, warmup, tokens, run.threadCounts, System.out);
+                System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d, in a second session%s%n", run.model.path, prompt.length, tokens,
+                        warmup, against == null ? "" : ", token by token against a second load on " + name(against) + " (both resident)");
+                if (against == null) DecodeBench.run(loaders.on(run.options.kernels), prompt, warmup, tokens, run.threadCounts, System.out);
+                else DecodeBench.compare(loaders.on(run.options.kernels), loaders.on(against), name(against), prompt, warmup, tokens, run.threadCounts, System.out);
             });
             return 0;
+        }
+
+        private static String name(KernelChoice layout) {
+            return layout.name().toLowerCase(Locale.ROOT);
+        }
+
+        /** An {@code --against} value: a layout of {@code --kernels}; an implementation is a usage error (it is the process's). */
+        static final class LayoutConverter implements CommandLine.ITypeConverter<KernelChoice> {
+            @Override
+            public KernelChoice convert(String value) {
+                for (KernelChoice k : KernelChoice.values()) if (k.name().equalsIgnoreCase(value.trim())) return k;
+                throw new CommandLine.TypeConversionException("'" + value + "' is not one of auto, t2p, lanes, float");
+            }
         }
     }
 
@@ -290,10 +318,10 @@ final class BenchCommand {
         @Override
         public Integer call() throws Exception {
             if (ctx < 2 || windows < 1) throw usage(run.command, "--ctx must be ≥ 2 and --windows ≥ 1, got " + ctx + " and " + windows);
-            run.measure((tokenizer, loader) -> {
+            run.measure((tokenizer, loaders) -> {
                 int[] tokens = tokenizer.encode(Evaluation.readText(data));
                 System.out.printf("prefill: %s on %s, %d windows of %d tokens%n", run.model.path, data, windows, ctx);
-                PrefillBench.run(loader, tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
+                PrefillBench.run(loaders.on(run.options.kernels), tokens, tokenizer.bos(), ctx, windows, run.threadCounts, System.out);
             });
             return 0;
         }

@@ -28,8 +28,8 @@ final class ModelOptions {
             description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: ternary tensors on the integer "
                     + "ternary kernels as stored and llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K on integer block kernels as llama.cpp "
                     + "computes them (the default), t2p: ternary tensors repacked to T2P row pairs at load, lanes: a .jqw model's weightlet "
-                    + "tensors copied at their first weight-only decode into lanes for the AVX-512 kernel (faster, and the tensors' "
-                    + "bytes again in memory; elsewhere as stored), float: every weight decoded to float32. Implementation: the C "
+                    + "tensors copied at their first weight-only decode into lanes for the AVX-512 kernel (faster; the copy takes "
+                    + "the stored pages' place in memory; elsewhere as stored), float: every weight decoded to float32. Implementation: the C "
                     + "library's kernels where built and this CPU runs them, else Java (the default), "
                     + "java: Java only, native: the C library's or an error. auto: both defaults (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
