@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
 import jquant.runtime.LlamaModel;
+import jquant.runtime.LoadedModel;
 import jquant.core.WorkerPool;
 
 /**
@@ -21,10 +22,10 @@ import jquant.core.WorkerPool;
  */
 public final class DecodeBench {
 
-    /** Loads the model under test on the given kernels and threads. */
+    /** Opens the model under test on the given threads; the bench closes it when that thread count is done. */
     @FunctionalInterface
     public interface ModelLoader {
-        LlamaModel load(Compute compute) throws Exception;
+        LoadedModel load(Compute compute) throws Exception;
     }
 
     /** One thread count's figures. */
@@ -46,9 +47,9 @@ public final class DecodeBench {
         try (MemoryProbe probe = new MemoryProbe()) {
             out.printf("%7s  %12s  %10s  %14s  %12s%n", "threads", "probe GB/s", "ms/token", "weights GB/s", "of probe");
             for (int threads : threadCounts) {
-                try (WorkerPool pool = new WorkerPool(threads)) {
+                try (WorkerPool pool = new WorkerPool(threads); LoadedModel loaded = loader.load(Compute.vector().on(pool))) {
                     double bandwidth = probe.bandwidth(pool, 6);
-                    LlamaModel model = loader.load(Compute.vector().on(pool));
+                    LlamaModel model = loaded.model();
                     Timed t = msPerToken(model, prompt, warmUp, tokens);
                     Result r = new Result(threads, bandwidth, t.msPerToken(), model.linearWeightBytes());
                     results.add(r);
@@ -72,9 +73,10 @@ public final class DecodeBench {
             out.printf("%7s  %12s  %10s  %14s  %12s  %14s  %8s%n", "threads", "probe GB/s", "ms/token", "weights GB/s", "of probe",
                     againstName + " ms", "speed");
             for (int threads : threadCounts) {
-                try (WorkerPool pool = new WorkerPool(threads)) {
+                try (WorkerPool pool = new WorkerPool(threads); LoadedModel first = loader.load(Compute.vector().on(pool));
+                     LoadedModel second = against.load(Compute.vector().on(pool))) {
                     double bandwidth = probe.bandwidth(pool, 6);
-                    LlamaModel model = loader.load(Compute.vector().on(pool)), other = against.load(Compute.vector().on(pool));
+                    LlamaModel model = first.model(), other = second.model();
                     int timedEnd = prompt.length + warmUp + tokens;
                     warm(model, prompt, timedEnd);
                     warm(other, prompt, timedEnd);

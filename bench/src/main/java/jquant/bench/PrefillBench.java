@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import jquant.runtime.Compute;
 import jquant.runtime.InferenceSession;
-import jquant.runtime.LlamaModel;
+import jquant.runtime.LoadedModel;
 import jquant.core.WorkerPool;
 
 /**
@@ -34,9 +34,8 @@ public final class PrefillBench {
         List<Result> results = new ArrayList<>();
         out.printf("%7s  %8s  %10s  %10s%n", "threads", "windows", "seconds", "tokens/s");
         for (int threads : threadCounts) {
-            try (WorkerPool pool = new WorkerPool(threads)) {
-                LlamaModel model = loader.load(Compute.vector().on(pool));
-                InferenceSession session = model.newSession(ctx);
+            try (WorkerPool pool = new WorkerPool(threads); LoadedModel loaded = loader.load(Compute.vector().on(pool))) {
+                InferenceSession session = loaded.model().newSession(ctx);
                 window(session, tokens, 0, ctx, bos);
                 OptionalLong read = StorageReads.bytes();
                 long t0 = System.nanoTime();
