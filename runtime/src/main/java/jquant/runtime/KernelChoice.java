@@ -6,8 +6,8 @@ package jquant.runtime;
  * layout, llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K and Q6_K on integer block dot products as llama.cpp
  * computes them, everything else dense; {@code t2p} does the same but repacks ternary tensors to T2P
  * row pairs at load where the shape allows; {@code lanes} does the same but copies a .jqw model's weightlet
- * tensors at their first weight-only decode into {@link WeightletLanes} for the AVX-512 kernel (the tensors'
- * bytes again in memory); {@code float} multiplies every tensor in float32, quantized ones decoded row by row
+ * tensors at their first weight-only decode into {@link WeightletLanes} for the AVX-512 kernel (the copy takes
+ * the stored pages' place in memory); {@code float} multiplies every tensor in float32, quantized ones decoded row by row
  * as they are used (the comparison baseline: activations are then not quantized).
  */
 public enum KernelChoice {
