@@ -265,7 +265,7 @@ final class BenchCommand {
         @Option(names = "--warmup", defaultValue = "8", description = "Untimed decode steps before the timed ones; a first session decodes the same positions, and up to 256 more until the JIT compiler is idle, before both (default: ${DEFAULT-VALUE}).")
         int warmup;
 
-        @Option(names = "--against", converter = LayoutConverter.class, paramLabel = "auto|t2p|lanes|float",
+        @Option(names = "--against", converter = LayoutConverter.class, paramLabel = "auto|stored|t2p|float",
                 description = "Also decode on this layout of kernels (--kernels' layouts; the implementation is the process's), a second load "
                         + "of the model resident beside the first, the two taking turns token by token; prints its ms/token and the "
                         + "speed of --kernels as a multiple of it.")
@@ -293,7 +293,7 @@ final class BenchCommand {
             @Override
             public KernelChoice convert(String value) {
                 for (KernelChoice k : KernelChoice.values()) if (k.name().equalsIgnoreCase(value.trim())) return k;
-                throw new CommandLine.TypeConversionException("'" + value + "' is not one of auto, t2p, lanes, float");
+                throw new CommandLine.TypeConversionException("'" + value + "' is not one of auto, stored, t2p, float");
             }
         }
     }

@@ -24,12 +24,13 @@ final class ModelOptions {
                     + "(W{B}A8: static int8 activations, int32 accumulation). Default: ${DEFAULT-VALUE}.")
     ModeOption mode;
 
-    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|t2p|lanes|float[,…]",
-            description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: ternary tensors on the integer "
-                    + "ternary kernels as stored and llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K on integer block kernels as llama.cpp "
-                    + "computes them (the default), t2p: ternary tensors repacked to T2P row pairs at load, lanes: a .jqw model's weightlet "
-                    + "tensors copied at their first weight-only decode into lanes for the AVX-512 kernel (faster; the copy takes "
-                    + "the stored pages' place in memory; elsewhere as stored), float: every weight decoded to float32. Implementation: the C "
+    @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|stored|t2p|float[,…]",
+            description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: the fastest per format (the "
+                    + "default): ternary tensors on the integer ternary kernels as stored, llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K on "
+                    + "integer block kernels as llama.cpp computes them, a .jqw model's weightlet tensors as stored but for weight-only "
+                    + "decode, which reads a copy made at each tensor's first decode for the AVX-512 kernel (the copy takes the stored "
+                    + "pages' place in memory); stored: the same with no copy; t2p: as the default, ternary tensors repacked to T2P row "
+                    + "pairs at load; float: every weight decoded to float32. Implementation: the C "
                     + "library's kernels where built and this CPU runs them, else Java (the default), "
                     + "java: Java only, native: the C library's or an error. auto: both defaults (default: ${DEFAULT-VALUE}).")
     KernelChoice kernels;
@@ -57,7 +58,7 @@ final class ModelOptions {
     record Kernels(KernelChoice layout, KernelSource source) {
 
         /**
-         * Parses a comma-separated value, case-insensitively: at most one of t2p, lanes and float, at most one of java
+         * Parses a comma-separated value, case-insensitively: at most one of stored, t2p and float, at most one of java
          * and native, auto anywhere; anything else is a usage error.
          */
         static Kernels parse(String value) {
@@ -67,7 +68,7 @@ final class ModelOptions {
                 String p = part.trim().toLowerCase(Locale.ROOT);
                 switch (p) {
                     case "auto" -> { }
-                    case "t2p", "lanes", "float" -> {
+                    case "stored", "t2p", "float" -> {
                         if (layout != null) throw new CommandLine.TypeConversionException("'" + value + "' names two layouts");
                         layout = KernelChoice.valueOf(p.toUpperCase(Locale.ROOT));
                     }
@@ -75,7 +76,7 @@ final class ModelOptions {
                         if (source != null) throw new CommandLine.TypeConversionException("'" + value + "' names two implementations");
                         source = KernelSource.valueOf(p.toUpperCase(Locale.ROOT));
                     }
-                    default -> throw new CommandLine.TypeConversionException("'" + value + "' is not a list of auto, java, native, t2p, lanes, float");
+                    default -> throw new CommandLine.TypeConversionException("'" + value + "' is not a list of auto, java, native, stored, t2p, float");
                 }
             }
             return new Kernels(layout == null ? KernelChoice.AUTO : layout, source == null ? KernelSource.AUTO : source);

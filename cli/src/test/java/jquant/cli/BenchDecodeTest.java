@@ -41,7 +41,7 @@ class BenchDecodeTest {
         String model = SharedFiles.model("stories260K.bin").toString();
         CliTest.Result r = CliTest.run("bench", "decode", model, "--against", "java");
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("'java' is not one of auto, t2p, lanes, float");
+        assertThat(r.err()).contains("'java' is not one of auto, stored, t2p, float");
     }
 
     private static CliTest.Result inProcess(Path dir, String... args) throws Exception {

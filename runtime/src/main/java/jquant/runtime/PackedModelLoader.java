@@ -49,7 +49,7 @@ public final class PackedModelLoader {
 
     /**
      * As {@link #load(JqwFile, Compute, Mode)}; with {@code lanes}, weight-only weightlet tensors copy themselves
-     * into {@link WeightletLanes} at their first decode where the native kernels have them ({@link KernelChoice#LANES}).
+     * into {@link WeightletLanes} at their first decode where the native kernels have them ({@link KernelChoice#weightletLanes}).
      */
     public static LlamaModel load(JqwFile file, Compute compute, Mode mode, boolean lanes) throws CheckpointException {
         ModelConfig c = JqwModelMetadata.config(file);

@@ -1,13 +1,14 @@
 package jquant.runtime;
 
 import java.lang.foreign.MemorySegment;
+import jquant.core.WorkerPool;
 import jquant.formats.weightlet.PackedTensor;
 import jquant.formats.weightlet.WeightletLayout;
 import jquant.runtime.nativelib.CopyMemory;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
- * A copy of a weightlet tensor for the AVX-512 weight-only decode kernel ({@link KernelChoice#LANES}, made at
+ * A copy of a weightlet tensor for the AVX-512 weight-only decode kernel ({@link KernelChoice#weightletLanes}, made at
  * the tensor's first decode), in which a weight is two vector instructions from its bits (a mask into a
  * float's mantissa, one subtraction) where the stored layout takes an unpack, a widening and a conversion,
  * and whose rows run four at a time of one width (the stored kernel looks a row's width up for every span
@@ -57,8 +58,11 @@ final class WeightletLanes {
     final int[] bits, order;
     final float[] scales;
 
-    /** The lanes of {@code tensor} with its channels' {@code scales}, packed by {@code kernels} (the padding rows zeroed here). */
-    WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels) {
+    /**
+     * The lanes of {@code tensor} with its channels' {@code scales}, packed by {@code kernels} on the threads of {@code pool}
+     * (the padding rows zeroed here).
+     */
+    WeightletLanes(PackedTensor tensor, float[] scales, NativeKernels kernels, WorkerPool pool) {
         int rows = tensor.channels(), length = tensor.length();
         int[] widths = tensor.bits();
         int entries = 0;
@@ -87,8 +91,10 @@ final class WeightletLanes {
             if (order[entry] >= 0) continue;
             for (long m = 0; m < rowBytes(bits[entry], length) / BLOCK_BYTES; m++) data.asSlice(offsets[entry] + FOUR * BLOCK_BYTES * m, BLOCK_BYTES).fill((byte) 0);
         }
-        kernels.weightletLanesPack(tensor.data(), MemorySegment.ofArray(tensor.channelOffsets()), MemorySegment.ofArray(widths), rows, length, data,
-                MemorySegment.ofArray(rowOffsets));
+        MemorySegment from = MemorySegment.ofArray(tensor.channelOffsets()), width = MemorySegment.ofArray(widths), to = MemorySegment.ofArray(rowOffsets);
+        // On every thread: most of a copy's time is the first touch of its fresh pages, which the threads share.
+        pool.forRange(rows, length, (worker, r0, r1) -> kernels.weightletLanesPack(tensor.data(), from.asSlice(8L * r0), width.asSlice(4L * r0), r1 - r0,
+                length, data, to.asSlice(8L * r0)));
     }
 
     private void set(int entry, int channel, int width, long offset, float scale) {
