@@ -1,5 +1,9 @@
 package jquant.core;
 
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
 
 /**
@@ -31,6 +35,21 @@ public final class Memory {
     /** The heap this JVM may grow to. */
     public static long heap() {
         return Runtime.getRuntime().maxMemory();
+    }
+
+    /**
+     * The memory the system can give a process without swapping: Linux's {@code MemAvailable} (free memory and
+     * the page cache it can drop), elsewhere the free physical memory.
+     */
+    public static long systemAvailable() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) return 1024 * Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux, or a kernel without the figure: the JVM's own
+        }
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getFreeMemorySize();
     }
 
     /** {@code 3.4 GB}, {@code 512 MB}: decimal units, as people read sizes. */

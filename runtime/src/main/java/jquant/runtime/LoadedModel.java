@@ -1,5 +1,6 @@
 package jquant.runtime;
 
+import jquant.core.Memory;
 import jquant.formats.Checkpoint;
 import jquant.formats.CheckpointException;
 import jquant.formats.Checkpoints;
@@ -71,7 +72,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode, kernels.weightletLanes(), compute, loading);
+        if (isPacked(path)) return openPacked(path, mode, kernels.weightletLanes() && lanesFit(path), compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
@@ -128,6 +129,19 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
             return JqwFile.looksLike(MemorySegment.ofArray(in.readNBytes(8)));
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /**
+     * Whether a .jqw file's weightlet lanes fit: the copy (a little larger than the file's weightlets) in at most half the
+     * memory the system has available, so that a model near the size of memory runs from its mapping (paged from disk if need
+     * be) rather than running the system out of memory.
+     */
+    private static boolean lanesFit(Path path) throws CheckpointException {
+        try {
+            return Files.size(path) <= Memory.systemAvailable() / 2;
+        } catch (IOException e) {
+            throw new CheckpointException(path, "cannot read its size: " + e.getMessage());
         }
     }
 
