@@ -47,18 +47,33 @@ public final class DecodeBench {
         try (MemoryProbe probe = new MemoryProbe()) {
             out.printf("%7s  %12s  %10s  %14s  %12s%n", "threads", "probe GB/s", "ms/token", "weights GB/s", "of probe");
             for (int threads : threadCounts) {
-                try (WorkerPool pool = new WorkerPool(threads); LoadedModel loaded = loader.load(Compute.vector().on(pool))) {
-                    double bandwidth = probe.bandwidth(pool, 6);
-                    LlamaModel model = loaded.model();
-                    Timed t = msPerToken(model, prompt, warmUp, tokens);
-                    Result r = new Result(threads, bandwidth, t.msPerToken(), model.linearWeightBytes());
-                    results.add(r);
-                    out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f%n", threads, bandwidth, t.msPerToken(), r.weightGBs(), r.ofBandwidth());
-                    StorageReads.note(out, t.storageBytes());
-                }
+                results.add(runOne(loader, probe, threads, prompt, warmUp, tokens, out));
+                collectClosedLoad();
             }
         }
         return results;
+    }
+
+    /** One thread count of {@link #run}, in a frame of its own: once it returns, nothing holds its load. */
+    private static Result runOne(ModelLoader loader, MemoryProbe probe, int threads, int[] prompt, int warmUp, int tokens, PrintStream out)
+            throws Exception {
+        try (WorkerPool pool = new WorkerPool(threads); LoadedModel loaded = loader.load(Compute.vector().on(pool))) {
+            double bandwidth = probe.bandwidth(pool, 6);
+            LlamaModel model = loaded.model();
+            Timed t = msPerToken(model, prompt, warmUp, tokens);
+            Result r = new Result(threads, bandwidth, t.msPerToken(), model.linearWeightBytes());
+            out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f%n", threads, bandwidth, t.msPerToken(), r.weightGBs(), r.ofBandwidth());
+            StorageReads.note(out, t.storageBytes());
+            return r;
+        }
+    }
+
+    /**
+     * Frees what a closed load leaves to the garbage collector (the weightlet lanes' copies), so that the next thread count's
+     * probe and decode do not run beside a dead model's memory.
+     */
+    private static void collectClosedLoad() {
+        System.gc();
     }
 
     /**
@@ -73,32 +88,39 @@ public final class DecodeBench {
             out.printf("%7s  %12s  %10s  %14s  %12s  %14s  %8s%n", "threads", "probe GB/s", "ms/token", "weights GB/s", "of probe",
                     againstName + " ms", "speed");
             for (int threads : threadCounts) {
-                try (WorkerPool pool = new WorkerPool(threads); LoadedModel first = loader.load(Compute.vector().on(pool));
-                     LoadedModel second = against.load(Compute.vector().on(pool))) {
-                    double bandwidth = probe.bandwidth(pool, 6);
-                    LlamaModel model = first.model(), other = second.model();
-                    int timedEnd = prompt.length + warmUp + tokens;
-                    warm(model, prompt, timedEnd);
-                    warm(other, prompt, timedEnd);
-                    Steps a = new Steps(model, prompt, warmUp, timedEnd), b = new Steps(other, prompt, warmUp, timedEnd);
-                    for (int i = 0; i < tokens; i++) {
-                        // Alternate which goes first, so neither always follows the other's traffic.
-                        if (i % 2 == 0) {
-                            a.step();
-                            b.step();
-                        } else {
-                            b.step();
-                            a.step();
-                        }
-                    }
-                    Result r = new Result(threads, bandwidth, a.msPerStep(), model.linearWeightBytes());
-                    results.add(r);
-                    out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f  %14.2f  %7.3fx%n", threads, bandwidth, r.msPerToken(), r.weightGBs(),
-                            r.ofBandwidth(), b.msPerStep(), b.msPerStep() / a.msPerStep());
-                }
+                results.add(compareOne(loader, against, againstName, probe, threads, prompt, warmUp, tokens, out));
+                collectClosedLoad();
             }
         }
         return results;
+    }
+
+    /** One thread count of {@link #compare}, in a frame of its own: once it returns, nothing holds its loads. */
+    private static Result compareOne(ModelLoader loader, ModelLoader against, String againstName, MemoryProbe probe, int threads, int[] prompt,
+                                     int warmUp, int tokens, PrintStream out) throws Exception {
+        try (WorkerPool pool = new WorkerPool(threads); LoadedModel first = loader.load(Compute.vector().on(pool));
+             LoadedModel second = against.load(Compute.vector().on(pool))) {
+            double bandwidth = probe.bandwidth(pool, 6);
+            LlamaModel model = first.model(), other = second.model();
+            int timedEnd = prompt.length + warmUp + tokens;
+            warm(model, prompt, timedEnd);
+            warm(other, prompt, timedEnd);
+            Steps a = new Steps(model, prompt, warmUp, timedEnd), b = new Steps(other, prompt, warmUp, timedEnd);
+            for (int i = 0; i < tokens; i++) {
+                // Alternate which goes first, so neither always follows the other's traffic.
+                if (i % 2 == 0) {
+                    a.step();
+                    b.step();
+                } else {
+                    b.step();
+                    a.step();
+                }
+            }
+            Result r = new Result(threads, bandwidth, a.msPerStep(), model.linearWeightBytes());
+            out.printf("%7d  %12.1f  %10.2f  %14.1f  %12.2f  %14.2f  %7.3fx%n", threads, bandwidth, r.msPerToken(), r.weightGBs(),
+                    r.ofBandwidth(), b.msPerStep(), b.msPerStep() / a.msPerStep());
+            return r;
+        }
     }
 
     /** A decode step's wall time, and the bytes read from storage while the steps were timed. */
