@@ -4,7 +4,10 @@ import jquant.formats.CheckpointException;
 import jquant.runtime.Compute;
 import jquant.runtime.KernelChoice;
 import jquant.runtime.LayerLoader;
+import jquant.core.Memory;
 import jquant.runtime.LoadedModel;
+import jquant.runtime.PackedModelLoader;
+import jquant.runtime.nativelib.NativeKernels;
 import picocli.CommandLine.Mixin;
 import jquant.runtime.nativelib.KernelSource;
 import picocli.CommandLine.Option;
@@ -42,7 +45,13 @@ final class ModelOptions {
     LayerLoader.Policy loading;
 
     LoadedModel open(Path model) throws CheckpointException {
-        return LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
+        LoadedModel loaded = LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
+        if (kernels.weightletLanes() && mode.mode == PackedModelLoader.Mode.WEIGHT_ONLY && LoadedModel.isPacked(model)
+                && KernelSource.kernels().filter(NativeKernels::hasWeightletLanes).isPresent() && !LoadedModel.weightletLanesFit(model)) {
+            System.err.printf("jquant: %s: larger than half the memory available (%s): weight-only decode reads it as stored, without "
+                    + "the weightlet lanes' copy%n", model, Memory.format(Memory.systemAvailable()));
+        }
+        return loaded;
     }
 
     /** Case-insensitive {@code --load} values; anything else is a usage error. */

@@ -72,7 +72,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode, kernels.weightletLanes() && lanesFit(path), compute, loading);
+        if (isPacked(path)) return openPacked(path, mode, kernels.weightletLanes() && weightletLanesFit(path), compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
@@ -137,7 +137,7 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      * memory the system has available, so that a model near the size of memory runs from its mapping (paged from disk if need
      * be) rather than running the system out of memory.
      */
-    private static boolean lanesFit(Path path) throws CheckpointException {
+    public static boolean weightletLanesFit(Path path) throws CheckpointException {
         try {
             return Files.size(path) <= Memory.systemAvailable() / 2;
         } catch (IOException e) {
