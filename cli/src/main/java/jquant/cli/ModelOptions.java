@@ -46,12 +46,17 @@ final class ModelOptions {
 
     LoadedModel open(Path model) throws CheckpointException {
         LoadedModel loaded = LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
+        noteWithoutLanes(model);
+        return loaded;
+    }
+
+    /** Says on stderr when {@code model} (opened) is a .jqw too large for the weightlet lanes' copy that these options ask for. */
+    void noteWithoutLanes(Path model) throws CheckpointException {
         if (kernels.weightletLanes() && mode.mode == PackedModelLoader.Mode.WEIGHT_ONLY && LoadedModel.isPacked(model)
                 && KernelSource.kernels().filter(NativeKernels::hasWeightletLanes).isPresent() && !LoadedModel.weightletLanesFit(model)) {
             System.err.printf("jquant: %s: larger than half the memory available (%s): weight-only decode reads it as stored, without "
                     + "the weightlet lanes' copy%n", model, Memory.format(Memory.systemAvailable()));
         }
-        return loaded;
     }
 
     /** Case-insensitive {@code --load} values; anything else is a usage error. */
