@@ -7,10 +7,10 @@ package jquant.runtime;
  * model's weightlet tensors as stored but for weight-only decode, which reads a copy made at each tensor's first decode into
  * {@link WeightletLanes} where the native library has their AVX-512 kernel and the file fits in half the memory the system
  * has available (the copy takes the stored pages' place in memory; llama.cpp likewise repacks Q4_0 at load), and everything
- * else dense; {@code stored} does the same with no copy,
- * every tensor where it lies in the file; {@code t2p} does as {@code auto} but repacks ternary tensors to T2P row pairs at
- * load where the shape allows; {@code float} multiplies every tensor in float32, quantized ones decoded row by row as they
- * are used (the comparison baseline: activations are then not quantized).
+ * else dense; {@code stored} does the same with no copy, every tensor where it lies in the file; {@code t2p} does as
+ * {@code auto} but repacks ternary tensors to T2P row pairs at load where the shape allows; {@code float} multiplies every
+ * tensor in float32, quantized ones decoded row by row as they are used (the comparison baseline: activations are then not
+ * quantized).
  */
 public enum KernelChoice {
     AUTO, STORED, T2P, FLOAT;

@@ -15,8 +15,8 @@ import jquant.runtime.nativelib.NativeKernels;
  * kernel), then, in npu mode ({@link NpuInt8Weights}), an exact int8 dot product ({@code vpdpbusd},
  * {@code vpmaddubsw}, {@code sdot}) where the Java kernel multiplies int8 values as floats, or, weight-only
  * ({@link WeightletWeights}), the runtime's float chains over four channels at a time, each activation
- * vector loaded once for the four (on the instruction set with the Java kernels' lane count only), or, unless
- * the stored layout is asked for ({@link KernelChoice#weightletLanes}), where the kernels have it, over a copy made at the first decode
+ * vector loaded once for the four (on the instruction set with the Java kernels' lane count only), or, by
+ * default where the kernels have it ({@link KernelChoice#weightletLanes}), over a copy made at the first decode
  * ({@link WeightletLanes}). The outputs are the Java layer's bit for bit; a batch of
  * {@value RowMajorWeights#PREFILL_TOKENS} tokens or more (prefill) takes the Java layer.
  */
