@@ -233,6 +233,8 @@ static inline __attribute__((always_inline)) __m128 lane_sums4(__m512 a0, __m512
         _mm512_storeu_ps(sums + 16, lane_sums16(hi));                                                                \
     } while (0)
 
+#include "attention_avx512.h"
+
 /* ---------------------------------------------------------------- weightlets */
 
 /* Exact: vpdpbusd on v + 128 (v with its sign bit flipped, an unsigned byte) and xq, minus vpdpbusd on

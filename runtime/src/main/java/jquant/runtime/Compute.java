@@ -2,9 +2,9 @@ package jquant.runtime;
 
 import jquant.runtime.kernels.Kernels;
 import jquant.runtime.kernels.MatmulKernels;
+import jquant.runtime.kernels.NativeAttentionKernels;
 import jquant.runtime.kernels.ScalarKernels;
 import jquant.runtime.kernels.ScalarMatmulKernels;
-import jquant.runtime.kernels.VectorKernels;
 import jquant.runtime.kernels.VectorMatmulKernels;
 import jquant.core.WorkerPool;
 
@@ -17,9 +17,9 @@ import jquant.core.WorkerPool;
  */
 public record Compute(Kernels kernels, MatmulKernels matmul, WorkerPool pool) {
 
-    /** Vector API kernels on the run's pool ({@link WorkerPool#current()}): the default. */
+    /** Vector API kernels, attention's on the C library where it has them ({@link NativeAttentionKernels}), on the run's pool ({@link WorkerPool#current()}): the default. */
     public static Compute vector() {
-        return new Compute(new VectorKernels(), new VectorMatmulKernels(), WorkerPool.current());
+        return new Compute(NativeAttentionKernels.vector(), new VectorMatmulKernels(), WorkerPool.current());
     }
 
     /** Plain-loop kernels on the run's pool: the oracle and the benchmark's baseline. */

@@ -1,0 +1,96 @@
+package jquant.runtime.kernels;
+
+import java.lang.foreign.MemorySegment;
+import jquant.runtime.nativelib.KernelSource;
+import jquant.runtime.nativelib.NativeKernels;
+
+/**
+ * {@link VectorKernels} with attention's {@link #scores} and {@link #weightedSums} in the C library
+ * ({@code jq_attn_scores}, {@code jq_attn_sums}), which give the Java kernels' bits on the same 16 lanes. In
+ * Java a context shorter than the blocked kernels' threshold takes the per-row definitions, whose lane
+ * sums and tails took a tenth of a one-thread decode step at the positions llama-bench times, because the
+ * blocked kernels cost compilation time in a run's first tokens (bench/RESULTS.md); the C kernels run
+ * blocked at every length from the first token.
+ */
+public final class NativeAttentionKernels implements Kernels {
+    /** The widest value stride the C kernel's gathers index (16 dimensions' values, as 32-bit element offsets). */
+    static final int MAX_VALUE_STRIDE = Integer.MAX_VALUE / 16;
+
+    private final VectorKernels vector = new VectorKernels();
+    private final NativeKernels lib;
+
+    NativeAttentionKernels(NativeKernels lib) {
+        this.lib = lib;
+    }
+
+    /**
+     * The vector kernels, with attention on the C library's where the process uses native kernels
+     * ({@link KernelSource}) and an instruction set with the vector kernels' lane count has them.
+     */
+    public static Kernels vector() {
+        return KernelSource.kernelsWithFloatLanes(VectorWidth.FLOATS.length()).filter(NativeKernels::hasAttention)
+                .<Kernels>map(NativeAttentionKernels::new).orElseGet(VectorKernels::new);
+    }
+
+    @Override
+    public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
+        return vector.dot(a, aOff, b, bOff, len);
+    }
+
+    @Override
+    public void axpy(float a, float[] x, int xOff, float[] y, int yOff, int len) {
+        vector.axpy(a, x, xOff, y, yOff, len);
+    }
+
+    @Override
+    public void rmsnorm(float[] x, int xOff, float[] weight, float eps, float[] out, int outOff, int size) {
+        vector.rmsnorm(x, xOff, weight, eps, out, outOff, size);
+    }
+
+    @Override
+    public void softmax(float[] x, int off, int len) {
+        vector.softmax(x, off, len);
+    }
+
+    @Override
+    public void siluMul(float[] gate, float[] up, int off, int len) {
+        vector.siluMul(gate, up, off, len);
+    }
+
+    @Override
+    public void scores(float[] q, int qOff, int qStride, int rows, int dims, float scale,
+                       float[] k, int kOff, int kStride, int len, float[] s, int sOff, int sStride) {
+        if (rows <= 0 || len <= 0) return;
+        // The C kernel reads and writes where it is told: the bounds Java would check, checked first.
+        checkStrided(q.length, qOff, rows, qStride, dims);
+        checkStrided(k.length, kOff, dims, kStride, len);
+        checkStrided(s.length, sOff, rows, sStride, len);
+        lib.attentionScores(MemorySegment.ofArray(q), qOff, qStride, rows, dims, scale, MemorySegment.ofArray(k), kOff, kStride, len,
+                MemorySegment.ofArray(s), sOff, sStride);
+    }
+
+    @Override
+    public void weightedSums(float[] s, int sOff, int sStride, int rows, float[] v, int vOff, int vStride, int dims, int len,
+                             float[] out, int outOff, int outStride) {
+        if (rows <= 0 || dims <= 0) return;
+        if (len < 0) throw new IllegalArgumentException("weighted sums over " + len + " positions");
+        if (vStride > MAX_VALUE_STRIDE) {
+            vector.weightedSums(s, sOff, sStride, rows, v, vOff, vStride, dims, len, out, outOff, outStride);
+            return;
+        }
+        checkStrided(s.length, sOff, rows, sStride, len);
+        checkStrided(v.length, vOff, dims, vStride, len);
+        checkStrided(out.length, outOff, rows, outStride, dims);
+        lib.attentionSums(MemorySegment.ofArray(s), sOff, sStride, rows, MemorySegment.ofArray(v), vOff, vStride, dims, len,
+                MemorySegment.ofArray(out), outOff, outStride);
+    }
+
+    /** That {@code count} runs of {@code width} floats, {@code stride} apart from {@code off}, lie in an array of {@code length}. */
+    private static void checkStrided(int length, int off, int count, int stride, int width) {
+        if (count <= 0 || width <= 0) return;
+        long end = off + (long) (count - 1) * stride + width;
+        if (off < 0 || stride < 0 || end > length) {
+            throw new IndexOutOfBoundsException(count + " runs of " + width + " floats " + stride + " apart from " + off + " exceed an array of " + length);
+        }
+    }
+}
