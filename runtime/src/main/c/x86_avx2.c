@@ -150,6 +150,45 @@ static inline __attribute__((always_inline)) void tq2_terms(dots16 r, const uint
 #define FV_SET(v) _mm256_set1_ps(v)
 #include "chains.h"
 
+/* ---------------------------------------------------------------- attention */
+
+/*
+ * lane_sum of eight chain sets at once, set j's in lane j: the sets transposed in registers (lane c of
+ * every set in r[c]), then r[0], r[1], … added in order, as lane_sum adds one set's lanes.
+ */
+static inline __attribute__((always_inline)) __m256 lane_sums8(const __m256 set[8]) {
+    __m256 t[8], u[8], r[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(set[i], set[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(set[i], set[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+    __m256 sum = _mm256_setzero_ps();
+    for (int c = 0; c < 8; c++) sum = _mm256_add_ps(sum, r[c]);
+    return sum;
+}
+
+/* Lanes [0, n) set: att_ones + 8 - n. */
+static const int32_t att_ones[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+#define FV_ADD(a, b) _mm256_add_ps(a, b)
+#define ATT_MASK(n) _mm256_loadu_si256((const __m256i *) (att_ones + 8 - (n)))
+#define ATT_TAIL_LOAD(p, n) _mm256_maskload_ps(p, ATT_MASK(n))
+#define ATT_TAIL_STORE(p, v, n) _mm256_maskstore_ps(p, ATT_MASK(n), v)
+#define ATT_INDEX __m256i
+#define ATT_STRIDES(stride) _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride))
+#define ATT_GATHER(p, strides, n) _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, strides, _mm256_castsi256_ps(ATT_MASK(n)), 4)
+#define ATT_LANE_SUMS(set) lane_sums8(set)
+#include "attention.h"
+
 /* ---------------------------------------------------------------- weightlets */
 
 /* Exact: vpmaddubsw on |v| and xq with v's sign (pair sums at most 2 · 127 · 127), widened by vpmaddwd. */

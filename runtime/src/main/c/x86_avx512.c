@@ -233,7 +233,17 @@ static inline __attribute__((always_inline)) __m128 lane_sums4(__m512 a0, __m512
         _mm512_storeu_ps(sums + 16, lane_sums16(hi));                                                                \
     } while (0)
 
-#include "attention_avx512.h"
+/* ---------------------------------------------------------------- attention */
+
+#define FV_ADD(a, b) _mm512_add_ps(a, b)
+#define ATT_MASK(n) ((__mmask16) ((1u << (n)) - 1))
+#define ATT_TAIL_LOAD(p, n) _mm512_maskz_loadu_ps(ATT_MASK(n), p)
+#define ATT_TAIL_STORE(p, v, n) _mm512_mask_storeu_ps(p, ATT_MASK(n), v)
+#define ATT_INDEX __m512i
+#define ATT_STRIDES(stride) _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(stride))
+#define ATT_GATHER(p, strides, n) _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ATT_MASK(n), strides, p, 4)
+#define ATT_LANE_SUMS(set) lane_sums16(set)
+#include "attention.h"
 
 /* ---------------------------------------------------------------- weightlets */
 

@@ -6,14 +6,14 @@ import jquant.runtime.nativelib.NativeKernels;
 
 /**
  * {@link VectorKernels} with attention's {@link #scores} and {@link #weightedSums} in the C library
- * ({@code jq_attn_scores}, {@code jq_attn_sums}), which give the Java kernels' bits on the same 16 lanes. In
+ * ({@code jq_attn_scores}, {@code jq_attn_sums}; AVX-512 and AVX2), which give the Java kernels' bits on the same lanes. In
  * Java a context shorter than the blocked kernels' threshold takes the per-row definitions, whose lane
  * sums and tails took a tenth of a one-thread decode step at the positions llama-bench times, because the
  * blocked kernels cost compilation time in a run's first tokens (bench/RESULTS.md); the C kernels run
  * blocked at every length from the first token.
  */
 public final class NativeAttentionKernels implements Kernels {
-    /** The widest value stride the C kernel's gathers index (16 dimensions' values, as 32-bit element offsets). */
+    /** The widest value stride the C kernels' gathers index (up to 16 dimensions' values, as 32-bit element offsets). */
     static final int MAX_VALUE_STRIDE = Integer.MAX_VALUE / 16;
 
     private final VectorKernels vector = new VectorKernels();

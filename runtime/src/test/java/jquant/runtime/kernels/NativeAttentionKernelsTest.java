@@ -15,10 +15,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The attention oracle for the C library's kernels: {@link NativeAttentionKernels}' scores and weighted
  * sums against {@link VectorKernels}' bit for bit (every float of the arrays, the untouched ones too), for
- * each instruction set this CPU runs that has them and whose float lanes are the vector kernels' (16; at
- * 256 and 128 bits, as {@code ./run-tests} also runs the kernels' tests, there is none): one to nine query
- * rows, head widths that end inside a vector, lengths on both sides of the blocked kernels' threshold and
- * of each whole 16, with signed zeros, subnormals and wide magnitudes among the values.
+ * each instruction set this CPU runs that has them and whose float lanes are the vector kernels' (AVX-512's
+ * 16; AVX2's 8 when {@code ./run-tests} runs the kernels' tests again at 256 bits; none at 128): one to nine
+ * query rows, head widths that end inside a vector, lengths on both sides of the blocked kernels' threshold
+ * and of each whole vector, with signed zeros, subnormals and wide magnitudes among the values.
  */
 class NativeAttentionKernelsTest {
 
@@ -28,7 +28,7 @@ class NativeAttentionKernelsTest {
             if (!k.hasAttention() || k.isa().bits / Float.SIZE != VectorWidth.FLOATS.length()) continue;
             for (int rows : new int[] {1, 2, 3, 4, 5, 9})
                 for (int dims : new int[] {1, 5, 16, 20, 64, 128})
-                    for (int len : new int[] {1, 7, 15, 16, 17, 33, 63, 64, 65, 100, 129, 300}) all.add(Arguments.of(k, rows, dims, len));
+                    for (int len : new int[] {1, 7, 8, 9, 15, 16, 17, 24, 32, 33, 63, 64, 65, 100, 129, 300}) all.add(Arguments.of(k, rows, dims, len));
         }
         return all.stream();
     }
