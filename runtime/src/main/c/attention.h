@@ -15,8 +15,8 @@
  *
  * The ISA defines, besides chains.h's FV macros, FV_ADD(a, b); ATT_TAIL_LOAD(p, n) (n < FV_LANES floats,
  * the other lanes zero) and ATT_TAIL_STORE(p, v, n) (n <= FV_LANES lanes); ATT_INDEX (an int vector),
- * ATT_STRIDES(stride) (lane j: j · stride) and ATT_GATHER(p, strides, n) (lane j < n: p[j · stride], else
- * zero; FV_LANES · stride must be an int32); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]) of FV_LANES sets).
+ * ATT_STRIDES(stride) (lane j: j · stride, wrapping) and ATT_GATHER(p, strides, n) (lane j < n: p[j · stride],
+ * else zero; j · stride for j < n is an int32, as the caller's bounds on the value array keep it); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]) of FV_LANES sets).
  */
 
 /* Rows [0, NR) of the scores at positions [0, len). */

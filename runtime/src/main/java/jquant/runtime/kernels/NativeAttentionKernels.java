@@ -8,14 +8,11 @@ import jquant.runtime.nativelib.NativeKernels;
  * {@link VectorKernels} with attention's {@link #scores} and {@link #weightedSums} in the C library
  * ({@code jq_attn_scores}, {@code jq_attn_sums}; AVX-512 and AVX2), which give the Java kernels' bits on the same lanes. In
  * Java a context shorter than the blocked kernels' threshold takes the per-row definitions, whose lane
- * sums and tails took a tenth of a one-thread decode step at the positions llama-bench times, because the
+ * sums and tails took 12 % of a one-thread T2P decode step at the positions llama-bench times, because the
  * blocked kernels cost compilation time in a run's first tokens (bench/RESULTS.md); the C kernels run
  * blocked at every length from the first token.
  */
 public final class NativeAttentionKernels implements Kernels {
-    /** The widest value stride the C kernels' gathers index (up to 16 dimensions' values, as 32-bit element offsets). */
-    static final int MAX_VALUE_STRIDE = Integer.MAX_VALUE / 16;
-
     private final VectorKernels vector = new VectorKernels();
     private final NativeKernels lib;
 
@@ -74,12 +71,8 @@ public final class NativeAttentionKernels implements Kernels {
                              float[] out, int outOff, int outStride) {
         if (rows <= 0 || dims <= 0) return;
         if (len < 0) throw new IllegalArgumentException("weighted sums over " + len + " positions");
-        if (vStride > MAX_VALUE_STRIDE) {
-            vector.weightedSums(s, sOff, sStride, rows, v, vOff, vStride, dims, len, out, outOff, outStride);
-            return;
-        }
         checkStrided(s.length, sOff, rows, sStride, len);
-        checkStrided(v.length, vOff, dims, vStride, len);
+        checkStrided(v.length, vOff, dims, vStride, len);   // so each dimension's offset d · vStride, which the kernel gathers by, is an int
         checkStrided(out.length, outOff, rows, outStride, dims);
         lib.attentionSums(MemorySegment.ofArray(s), sOff, sStride, rows, MemorySegment.ofArray(v), vOff, vStride, dims, len,
                 MemorySegment.ofArray(out), outOff, outStride);
