@@ -13,10 +13,11 @@
  * lane order from zero, the tail the positions past them, multiplied then added in order from zero (dot's
  * formula).
  *
- * The ISA defines, besides chains.h's FV macros, FV_ADD(a, b); ATT_TAIL_LOAD(p, n) (n < FV_LANES floats,
+ * The ISA defines, besides chains.h's FV macros: FV_ADD(a, b); ATT_TAIL_LOAD(p, n) (n < FV_LANES floats,
  * the other lanes zero) and ATT_TAIL_STORE(p, v, n) (n <= FV_LANES lanes); ATT_INDEX (an int vector),
- * ATT_STRIDES(stride) (lane j: j · stride, wrapping) and ATT_GATHER(p, strides, n) (lane j < n: p[j · stride],
- * else zero; j · stride for j < n is an int32, as the caller's bounds on the value array keep it); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]) of FV_LANES sets).
+ * ATT_STRIDES(stride) (lane j: j · stride, wrapping) and ATT_GATHER(p, strides, n) (lane j < n:
+ * p[j · stride], else zero; j · stride for j < n is an int32, as the caller's bounds on the value array
+ * keep it); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]), for FV_LANES sets).
  */
 
 /* Rows [0, NR) of the scores at positions [0, len). */
