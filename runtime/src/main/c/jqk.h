@@ -42,9 +42,11 @@
 #define TQ2_SCALE 64
 #define TQ2_ACT 128
 
-/* A software prefetch into L2 (prefetcht1 on x86), the decode kernels' (see QUAD_AHEAD and GG_AHEAD), and into L1 (prefetcht0). */
+/* Software prefetches: into L2 (prefetcht1 on x86; the GGUF block kernels', see GG_AHEAD), into L1 (prefetcht0), and
+   non-temporal (prefetchnta: weights read once a token; the ternary and weightlet-lanes decode kernels', see QUAD_AHEAD). */
 #define JQK_PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)
 #define JQK_PREFETCH_L1(p) __builtin_prefetch((p), 0, 3)
+#define JQK_PREFETCH_NTA(p) __builtin_prefetch((p), 0, 0)
 
 static inline int64_t jqk_load64(const void *p) { int64_t v; memcpy(&v, p, 8); return v; }
 static inline uint16_t jqk_load16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
@@ -67,16 +69,18 @@ static inline __attribute__((always_inline)) int t2p_where(const uint8_t *w, int
  * kernel reading memory at well under its speed from L2. 2 KiB ahead into L1 fell mostly on rows the
  * quads side by side (QUAD_GROUPS) were already reading; 8 KiB into L2 read memory 1.3-1.4 times as
  * fast, one thread (T2P 15-18 GB/s, TQ2_0 10.5), and T2P's 8 KiB into L1 1.04-1.11 times as fast again
- * on 2,048-wide matrices, 0.98-1.06 on 5,632-wide ones (bench/RESULTS.md).
+ * on 2,048-wide matrices, 0.98-1.06 on 5,632-wide ones. Non-temporal at the same distance (the weights are
+ * read once a token) decoded a 1.1B model 1.07-1.12 times as fast again (T2P) and 1.07 times (TQ2_0), one
+ * JVM alternating the two builds (bench/RESULTS.md).
  */
 #define QUAD_AHEAD 8192
 
 static inline __attribute__((always_inline)) void t2p_prefetch(const uint8_t *const p[8]) {
-    for (int l = 0; l < 4 * T2P_BYTES; l += 64) JQK_PREFETCH_L1(p[0] + QUAD_AHEAD + l);
+    for (int l = 0; l < 4 * T2P_BYTES; l += 64) JQK_PREFETCH_NTA(p[0] + QUAD_AHEAD + l);
 }
 
 static inline __attribute__((always_inline)) void tq2_prefetch(const uint8_t *const p[8]) {
-    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) JQK_PREFETCH_L2(p[2 * r] + QUAD_AHEAD + l);
+    for (int r = 0; r < 4; r++) for (int l = 0; l < 2 * TQ2_BYTES; l += 64) JQK_PREFETCH_NTA(p[2 * r] + QUAD_AHEAD + l);
 }
 
 /* Chunk j of TQ2_0 rows 4g .. 4g+3 (a row past the last repeats row 4g): p[2r + b] = row r's TQ2_0

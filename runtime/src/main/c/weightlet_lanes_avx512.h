@@ -35,7 +35,8 @@ static inline __attribute__((always_inline)) __m512 wll_weights(__m512i d, __m51
 
 /*
  * Four B-bit rows at rows[0..3] (blocks WLL_STRIDE apart) against x: each block's P steps into the rows'
- * chains, the next four's blocks prefetched (next[0..3], null past the last), then the steps of the last
+ * chains, the next four's blocks prefetched non-temporally (next[0..3], null past the last; 1.05-1.08 times
+ * the speed of a prefetch into L2, bench/RESULTS.md), then the steps of the last
  * block before the length, then the last partial step's weights one at a time; out[j] = lane_sum(row j's
  * chains) · scales[j], the four sums made together in registers (through memory, a 64-byte store read back
  * by a 64-byte load, they stalled the kernel).
@@ -56,7 +57,7 @@ static inline __attribute__((always_inline)) void wll_rows4(const uint8_t *const
     int32_t steps = length / 16, whole = steps / P, rest = steps - whole * P, tail = length - 16 * steps;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int32_t m = 0; m < whole; m++) {
-        for (int j = 0; j < 4; j++) if (next[j]) JQK_PREFETCH_L2(next[j] + WLL_STRIDE * m);
+        for (int j = 0; j < 4; j++) if (next[j]) JQK_PREFETCH_NTA(next[j] + WLL_STRIDE * m);
         __m512i d0 = _mm512_loadu_si512(rows[0] + WLL_STRIDE * m), d1 = _mm512_loadu_si512(rows[1] + WLL_STRIDE * m);
         __m512i d2 = _mm512_loadu_si512(rows[2] + WLL_STRIDE * m), d3 = _mm512_loadu_si512(rows[3] + WLL_STRIDE * m);
         __m512i h0 = _mm512_srli_epi32(d0, 9), h1 = _mm512_srli_epi32(d1, 9), h2 = _mm512_srli_epi32(d2, 9), h3 = _mm512_srli_epi32(d3, 9);
