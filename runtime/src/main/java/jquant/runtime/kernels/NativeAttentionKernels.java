@@ -12,8 +12,7 @@ import jquant.runtime.nativelib.NativeKernels;
  * blocked kernels cost compilation time in a run's first tokens (bench/RESULTS.md); the C kernels run
  * blocked at every length from the first token.
  */
-public final class NativeAttentionKernels implements Kernels {
-    private final VectorKernels vector = new VectorKernels();
+public final class NativeAttentionKernels extends VectorKernels {
     private final NativeKernels lib;
 
     NativeAttentionKernels(NativeKernels lib) {
@@ -27,31 +26,6 @@ public final class NativeAttentionKernels implements Kernels {
     public static Kernels vector() {
         return KernelSource.kernelsWithFloatLanes(VectorWidth.FLOATS.length()).filter(NativeKernels::hasAttention)
                 .<Kernels>map(NativeAttentionKernels::new).orElseGet(VectorKernels::new);
-    }
-
-    @Override
-    public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
-        return vector.dot(a, aOff, b, bOff, len);
-    }
-
-    @Override
-    public void axpy(float a, float[] x, int xOff, float[] y, int yOff, int len) {
-        vector.axpy(a, x, xOff, y, yOff, len);
-    }
-
-    @Override
-    public void rmsnorm(float[] x, int xOff, float[] weight, float eps, float[] out, int outOff, int size) {
-        vector.rmsnorm(x, xOff, weight, eps, out, outOff, size);
-    }
-
-    @Override
-    public void softmax(float[] x, int off, int len) {
-        vector.softmax(x, off, len);
-    }
-
-    @Override
-    public void siluMul(float[] gate, float[] up, int off, int len) {
-        vector.siluMul(gate, up, off, len);
     }
 
     @Override

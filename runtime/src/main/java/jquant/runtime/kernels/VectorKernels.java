@@ -10,7 +10,7 @@ import jdk.incubator.vector.VectorSpecies;
  * element-wise and reduction steps of the forward pass (norms, softmax, attention's dot products and
  * weighted sums, SwiGLU). Sums of lanes run in a fixed order, so results do not depend on the JIT tier.
  */
-public final class VectorKernels implements Kernels {
+public sealed class VectorKernels implements Kernels permits NativeAttentionKernels {
     private static final VectorSpecies<Float> F = VectorWidth.FLOATS;
     private static final int LANES = F.length();
     /**
