@@ -1,17 +1,22 @@
 package jquant.core;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The one set of threads every kernel runs on: the caller plus {@code threads − 1} daemon workers,
  * created once. A job is a range of independent work items (weight rows, row groups, attention
- * heads); it is cut into chunks that the threads take from an atomic counter until none is left, so
- * a thread the machine slows down holds the others back by one chunk at most (ggml's mul_mat does
- * the same). A long job (prefill's products) is cut finer at its end: each chunk is a share of what is
- * left (guided scheduling), down to a sixteenth of a thread's share, so its first chunks are long and
- * its last ones short, and the thread that finishes first waits for little.
+ * heads), cut into chunks so that a thread the machine slows down holds the others back by one chunk at
+ * most. A short job (decode's products) gives each thread an equal, contiguous share of the items; a
+ * thread takes its share's chunks from the front and, when it has none left, the others' from their
+ * back. So each thread reads one stream of weights from memory, where chunks dealt out in turn from one
+ * counter (ggml's mul_mat's way) made each thread's reads jump at every chunk: the T2P kernel on two
+ * threads then read memory 0.6-0.8 as fast (bench/RESULTS.md). A long job (prefill's products) takes
+ * its chunks from one counter and cuts them finer at its end: each chunk is a share of what is left
+ * (guided scheduling), down to a sixteenth of a thread's share, so its first chunks are long and its last
+ * ones short, and the thread that finishes first waits for little.
  *
  * <p>Decode hands out a job every few tens of microseconds, so the hand-off must cost far less than
  * that: an idle worker spins on the job slot for a short while ({@link #SPIN_NANOS}) before it
@@ -66,30 +71,68 @@ public final class WorkerPool implements AutoCloseable {
         final int guide;
         final Thread caller;
         final AtomicInteger nextItem = new AtomicInteger();
+        /**
+         * A short job's shares, thread w's as {@code (next << 32) | end}: its items {@code [next, end)} not yet
+         * taken; null for a long job.
+         */
+        final AtomicLongArray shares;
         final AtomicInteger doneItems = new AtomicInteger();
         volatile Throwable failure;
         volatile boolean callerParked;
 
-        Job(RangeTask task, int count, int chunk, int guide, Thread caller) {
+        /** A long job ({@code guide > 0}: chunks from one counter), or a short one in {@code threads} shares ({@code guide == 0}). */
+        Job(RangeTask task, int count, int chunk, int guide, int threads, Thread caller) {
             this.task = task;
             this.count = count;
             this.chunk = chunk;
             this.guide = guide;
             this.caller = caller;
+            if (guide > 0) {
+                shares = null;
+            } else {
+                shares = new AtomicLongArray(threads);
+                for (int w = 0; w < threads; w++) shares.set(w, share((int) ((long) count * w / threads), (int) ((long) count * (w + 1) / threads)));
+            }
         }
 
-        /** Takes and runs chunks until none is left. */
+        private static long share(int next, int end) {
+            return (long) next << 32 | end;
+        }
+
+        /** Takes and runs chunks until none is left: a long job's from the counter, a short job's from this thread's share, then the others'. */
         void runChunks(int worker) {
-            for (int start; (start = nextItem.get()) < count; ) {
-                int end = Math.min(count, start + (guide == 0 ? chunk : Math.max(chunk, (count - start) / guide)));
-                if (!nextItem.compareAndSet(start, end)) continue;
-                try {
-                    if (failure == null) task.run(worker, start, end);
-                } catch (RuntimeException | Error e) {
-                    if (failure == null) failure = e;
+            if (shares == null) {
+                for (int start; (start = nextItem.get()) < count; ) {
+                    int end = Math.min(count, start + Math.max(chunk, (count - start) / guide));
+                    if (nextItem.compareAndSet(start, end)) run(worker, start, end);
                 }
-                if (doneItems.addAndGet(end - start) == count && callerParked) LockSupport.unpark(caller);
+                return;
             }
+            for (long taken; (taken = take(worker, true)) >= 0; ) run(worker, (int) (taken >>> 32), (int) taken);
+            for (int i = 1; i < shares.length(); i++) {
+                int other = (worker + i) % shares.length();
+                for (long taken; (taken = take(other, false)) >= 0; ) run(worker, (int) (taken >>> 32), (int) taken);
+            }
+        }
+
+        /** A chunk of share {@code w} as {@code (start << 32) | end}, from its front or its back; −1 when it is empty. */
+        private long take(int w, boolean front) {
+            while (true) {
+                long s = shares.get(w);
+                int next = (int) (s >>> 32), end = (int) s;
+                if (next >= end) return -1;
+                int cut = front ? Math.min(end, next + chunk) : Math.max(next, end - chunk);
+                if (shares.compareAndSet(w, s, front ? share(cut, end) : share(next, cut))) return front ? share(next, cut) : share(cut, end);
+            }
+        }
+
+        private void run(int worker, int start, int end) {
+            try {
+                if (failure == null) task.run(worker, start, end);
+            } catch (RuntimeException | Error e) {
+                if (failure == null) failure = e;
+            }
+            if (doneItems.addAndGet(end - start) == count && callerParked) LockSupport.unpark(caller);
         }
 
         boolean done() {
@@ -162,7 +205,7 @@ public final class WorkerPool implements AutoCloseable {
         try {
             boolean longJob = (long) count * workPerItem >= LONG_JOB_WORK;
             int chunks = threads * (longJob ? LONG_JOB_CHUNKS_PER_THREAD : CHUNKS_PER_THREAD);
-            job = new Job(task, count, Math.max(1, (count + chunks - 1) / chunks), longJob ? 2 * threads : 0, Thread.currentThread());
+            job = new Job(task, count, Math.max(1, (count + chunks - 1) / chunks), longJob ? 2 * threads : 0, threads, Thread.currentThread());
             current = job;
             for (Worker w : workers) if (w.parked) LockSupport.unpark(w);
             job.runChunks(0);
