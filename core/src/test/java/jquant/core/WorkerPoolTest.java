@@ -13,8 +13,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * How {@link WorkerPool#forRange} cuts a job: every item once, whatever the threads; a short job in four
- * equal chunks a thread; a long job's chunks shrinking, each what is left over twice the threads, down to
- * a sixteenth of a thread's share.
+ * equal chunks a thread, each thread's share contiguous and taken from its front by its thread, from its
+ * back by the others; a long job's chunks shrinking, each what is left over twice the threads, down to a
+ * sixteenth of a thread's share.
  */
 class WorkerPoolTest {
 
@@ -52,6 +53,33 @@ class WorkerPoolTest {
         try (WorkerPool pool = new WorkerPool(2)) {
             List<int[]> chunks = chunks(pool, 1_000, new AtomicIntegerArray(COUNT));
             assertThat(chunks).hasSize(8).allSatisfy(c -> assertThat(c[1] - c[0]).isEqualTo(COUNT / 8));
+        }
+    }
+
+    @ParameterizedTest(name = "round {0}")
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
+    void aThreadReadsItsShareFrontToBackAndTheOthersFromTheirBack(int round) {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            List<List<int[]>> taken = List.of(Collections.synchronizedList(new ArrayList<>()), Collections.synchronizedList(new ArrayList<>()));
+            pool.forRange(COUNT, 1_000, (worker, start, end) -> {
+                taken.get(worker).add(new int[] {start, end});
+                Thread.onSpinWait();
+            });
+            int half = COUNT / 2;
+            for (int w = 0; w < 2; w++) {
+                int ownFrom = w * half, otherFrom = (1 - w) * half;
+                int ownNext = ownFrom, otherEnd = otherFrom + half;
+                for (int[] c : taken.get(w)) {
+                    if (c[0] >= ownFrom && c[1] <= ownFrom + half) {
+                        assertThat(c[0]).as("worker %d's next chunk of its own share", w).isEqualTo(ownNext);
+                        ownNext = c[1];
+                    } else {
+                        assertThat(c[1]).as("worker %d's next chunk of the other's share, from its back", w).isEqualTo(otherEnd);
+                        assertThat(c[0]).isGreaterThanOrEqualTo(otherFrom);
+                        otherEnd = c[0];
+                    }
+                }
+            }
         }
     }
 
