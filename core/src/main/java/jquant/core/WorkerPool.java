@@ -13,10 +13,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * thread takes its share's chunks from the front and, when it has none left, the others' from their
  * back. So each thread reads one stream of weights from memory, where chunks dealt out in turn from one
  * counter (ggml's mul_mat's way) made each thread's reads jump at every chunk: the T2P kernel on two
- * threads then read memory 0.6-0.8 as fast (bench/RESULTS.md). A long job (prefill's products) takes
- * its chunks from one counter and cuts them finer at its end: each chunk is a share of what is left
- * (guided scheduling), down to a sixteenth of a thread's share, so its first chunks are long and its last
- * ones short, and the thread that finishes first waits for little.
+ * threads then read memory 0.76-0.95 as fast at a decode job's chunk sizes (bench/RESULTS.md). A long
+ * job (prefill's products) takes its chunks from one counter and cuts them finer at its end: each chunk
+ * is a share of what is left (guided scheduling), down to a sixteenth of a thread's share, so its first
+ * chunks are long and its last ones short, and the thread that finishes first waits for little.
  *
  * <p>Decode hands out a job every few tens of microseconds, so the hand-off must cost far less than
  * that: an idle worker spins on the job slot for a short while ({@link #SPIN_NANOS}) before it
