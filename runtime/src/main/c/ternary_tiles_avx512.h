@@ -83,6 +83,46 @@ static void tq2_tile_gather(const uint8_t *w, int32_t rows, int64_t rowBytes, in
     }
 }
 
+/*
+ * Columns [c, c + TILE_COLS) of one group of sixteen rows (row0 on; `keep` masks the real rows) against plain columns
+ * at act (column bytes apart), into y: CODES(b, place) points at the 64 code bytes of a block's place, SCALES(b)
+ * gives the block's sixteen scales as floats, OFFSET(place, s) the block's activation a slot's dword meets.
+ */
+#define TILE_COLUMNS(CODES, SCALES, OFFSET)                                                                                              \
+    do {                                                                                                                                \
+        const int8_t *q[TILE_COLS];                                                                                                     \
+        for (int j = 0; j < TILE_COLS; j++) q[j] = act + (c + j < columns ? c + j : columns - 1) * column;                             \
+        __m512 f[TILE_COLS];                                                                                                            \
+        for (int j = 0; j < TILE_COLS; j++) f[j] = _mm512_setzero_ps();                                                                \
+        for (int32_t b = 0; b < blocks; b++) {                                                                                          \
+            __m512i a[TILE_COLS];                                                                                                       \
+            for (int j = 0; j < TILE_COLS; j++) a[j] = _mm512_setzero_si512();                                                         \
+            for (int place = 0; place < TILE_PLACES; place++) {                                                                         \
+                __m512i t = _mm512_loadu_si512(CODES(b, place));                                                                         \
+                for (int s = 0; s < 4; s++) {                                                                                           \
+                    __m512i u = tile_slot(t, s);                                                                                        \
+                    int at = 128 * b + OFFSET(place, s);                                                                                \
+                    for (int j = 0; j < TILE_COLS; j++) {                                                                               \
+                        int32_t x;                                                                                                      \
+                        memcpy(&x, q[j] + at, 4);                                                                                       \
+                        a[j] = _mm512_dpbusd_epi32(a[j], u, _mm512_set1_epi32(x));                                                     \
+                    }                                                                                                                   \
+                }                                                                                                                       \
+            }                                                                                                                           \
+            __m512 db = SCALES(b);                                                                                                      \
+            for (int j = 0; j < TILE_COLS; j++) {                                                                                       \
+                const int32_t *sums = (const int32_t *) (q[j] + 128 * (int64_t) blocks);                                               \
+                const float *scales = (const float *) (sums + blocks);                                                                  \
+                __m512i dot = _mm512_sub_epi32(a[j], _mm512_set1_epi32(sums[b]));                                                      \
+                f[j] = _mm512_add_ps(f[j], _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(db, _mm512_set1_ps(scales[b]))));      \
+            }                                                                                                                           \
+        }                                                                                                                               \
+        for (int j = 0; j < TILE_COLS && c + j < columns; j++) _mm512_mask_storeu_ps(y + (c + j) * ystride + row0, keep, f[j]);        \
+    } while (0)
+
+#define GATHERED_CODES(b, place) (codes + 128 * (b) + TILE_ROWS * (place))
+#define GATHERED_SCALES(b) _mm512_load_ps(d + TILE_ROWS * (b))
+
 #define TILE_DEFINE(layout)                                                                                                             \
     JQK_EXPORT void ISA(jq_##layout##_tiles)(const uint8_t *w, int32_t rows, int64_t rowBytes, int32_t blocks, int32_t columns,        \
                                              const int8_t *act, float *y, int64_t ystride, uint32_t *codes) {                         \
@@ -91,39 +131,101 @@ static void tq2_tile_gather(const uint8_t *w, int32_t rows, int64_t rowBytes, in
         for (int32_t row0 = 0; row0 < rows; row0 += TILE_ROWS) {                                                                        \
             layout##_tile_gather(w, rows, rowBytes, blocks, row0, codes, d);                                                          \
             __mmask16 keep = rows - row0 >= TILE_ROWS ? 0xFFFF : (__mmask16) ((1u << (rows - row0)) - 1);                             \
-            for (int32_t c = 0; c < columns; c += TILE_COLS) {                                                                          \
-                const int8_t *q[TILE_COLS];                                                                                             \
-                for (int j = 0; j < TILE_COLS; j++) q[j] = act + (c + j < columns ? c + j : columns - 1) * column;                     \
-                __m512 f[TILE_COLS];                                                                                                    \
-                for (int j = 0; j < TILE_COLS; j++) f[j] = _mm512_setzero_ps();                                                        \
-                for (int32_t b = 0; b < blocks; b++) {                                                                                  \
-                    __m512i a[TILE_COLS];                                                                                               \
-                    for (int j = 0; j < TILE_COLS; j++) a[j] = _mm512_setzero_si512();                                                 \
-                    for (int place = 0; place < TILE_PLACES; place++) {                                                                 \
-                        __m512i t = _mm512_load_si512(codes + 128 * b + TILE_ROWS * place);                                            \
-                        for (int s = 0; s < 4; s++) {                                                                                   \
-                            __m512i u = tile_slot(t, s);                                                                                \
-                            int at = 128 * b + layout##_tile_offset(place, s);                                                          \
-                            for (int j = 0; j < TILE_COLS; j++) {                                                                       \
-                                int32_t x;                                                                                              \
-                                memcpy(&x, q[j] + at, 4);                                                                               \
-                                a[j] = _mm512_dpbusd_epi32(a[j], u, _mm512_set1_epi32(x));                                             \
-                            }                                                                                                           \
-                        }                                                                                                               \
-                    }                                                                                                                   \
-                    __m512 db = _mm512_load_ps(d + TILE_ROWS * b);                                                                      \
-                    for (int j = 0; j < TILE_COLS; j++) {                                                                               \
-                        const int32_t *sums = (const int32_t *) (q[j] + 128 * (int64_t) blocks);                                       \
-                        const float *scales = (const float *) (sums + blocks);                                                          \
-                        __m512i dot = _mm512_sub_epi32(a[j], _mm512_set1_epi32(sums[b]));                                              \
-                        f[j] = _mm512_add_ps(f[j], _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(db, _mm512_set1_ps(scales[b])))); \
-                    }                                                                                                                   \
-                }                                                                                                                       \
-                for (int j = 0; j < TILE_COLS && c + j < columns; j++) _mm512_mask_storeu_ps(y + (c + j) * ystride + row0, keep, f[j]); \
-            }                                                                                                                           \
+            for (int32_t c = 0; c < columns; c += TILE_COLS) TILE_COLUMNS(GATHERED_CODES, GATHERED_SCALES, layout##_tile_offset);    \
         }                                                                                                                               \
     }
 
 TILE_DEFINE(t2p)
 TILE_DEFINE(tq2)
 #undef TILE_DEFINE
+
+/*
+ * T2P as stored sixteen-row tiles (R16), a copy the runtime makes once. Per group of sixteen rows with
+ * `blocks` 128-weight blocks a row, blocks * R16_BYTES bytes:
+ *
+ *   byte 32b + 2r                    block b's fp16 scale of row r
+ *   byte 32 blocks + 512b + 64p + 4r block b's place p, row r's code dword (t2p_tile_offset(p, s) is the
+ *                                    block's activation its slot s meets), TILE_PLACES places a block
+ *
+ * zeros past the last row; the groups one after another: 34 bytes a 128 weights, as T2P. So decode and
+ * prefill read each byte once, in order (a group's scales come before its codes, so the prefetch ahead of
+ * the codes reaches the next group's scales before they are read), with no lanes to fold and nothing to
+ * gather: the tiles' sixteen rows in a register's lanes, kept.
+ */
+#define R16_CODES_BYTES (TILE_PLACES * TILE_ROWS * 4)
+#define R16_BYTES (R16_CODES_BYTES + 2 * TILE_ROWS)
+
+/* The R16 copy of a T2P matrix of `rows` rows (a multiple of four) and `blocks` blocks a row, into dst. */
+JQK_EXPORT void ISA(jq_t2p_r16)(const uint8_t *w, int32_t rows, int32_t blocks, uint8_t *dst) {
+    for (int32_t row0 = 0; row0 < rows; row0 += TILE_ROWS) {
+        uint8_t *group = dst + (int64_t) (row0 / TILE_ROWS) * blocks * R16_BYTES;
+        memset(group, 0, (size_t) blocks * R16_BYTES);
+        for (int gi = 0; gi < 4 && row0 + 4 * gi < rows; gi++) {
+            const uint8_t *quad = w + (int64_t) (row0 / 4 + gi) * blocks * T2P_BYTES;
+            for (int32_t b = 0; b < blocks; b++) {
+                const uint8_t *block = quad + (int64_t) b * T2P_BYTES;
+                uint8_t *out = group + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) b * R16_CODES_BYTES;
+                memcpy(group + 2 * TILE_ROWS * b + 8 * gi, block, 8);
+                for (int place = 0; place < TILE_PLACES; place++) {
+                    for (int p = 0; p < 2; p++) {
+                        for (int rp = 0; rp < 2; rp++) {
+                            /* T2P: the dword at byte 8 + 64p + 16wd + 8rp + 4h is row 2p + rp's, place 2wd + h */
+                            memcpy(out + 64 * place + 4 * (4 * gi + 2 * p + rp),
+                                   block + T2P_CODES + 64 * p + 16 * (place / 2) + 8 * rp + 4 * (place % 2), 4);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The four activations slot s of a place's dwords meets, in every lane. */
+static inline __attribute__((always_inline)) __m512i r16_activations(const int8_t *x, int place, int s) {
+    int32_t v;
+    memcpy(&v, x + t2p_tile_offset(place, s), 4);
+    return _mm512_set1_epi32(v);
+}
+
+#define R16_CODES(b, place) (r16 + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) (b) * R16_CODES_BYTES + 64 * (place))
+#define R16_SCALES_OF(b) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (r16 + 2 * TILE_ROWS * (b))))
+
+/*
+ * Rows [0, rows) of an R16 copy (jq_t2p_r16; from its first group) against `columns` plain columns at act
+ * (jq_t2p_tiles' form), y[c * ystride + row] by the shared formula: the quad kernels' bits. One column (decode)
+ * runs past each block's places once, its four slots' sums in four registers, prefetching QUAD_AHEAD bytes
+ * ahead as the quad kernels do (the scales, 1/17 of the bytes, left to the hardware prefetcher); more run
+ * TILE_COLS at a time, as the tiles.
+ */
+JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32_t blocks, int32_t columns, const int8_t *act,
+                                          float *y, int64_t ystride) {
+    const int64_t column = (int64_t) blocks * (128 + 8);
+    for (int32_t row0 = 0; row0 < rows; row0 += TILE_ROWS, r16 += (int64_t) blocks * R16_BYTES) {
+        __mmask16 keep = rows - row0 >= TILE_ROWS ? 0xFFFF : (__mmask16) ((1u << (rows - row0)) - 1);
+        if (columns > 1) {
+            for (int32_t c = 0; c < columns; c += TILE_COLS) TILE_COLUMNS(R16_CODES, R16_SCALES_OF, t2p_tile_offset);
+            continue;
+        }
+        const int32_t *sums = (const int32_t *) (act + 128 * (int64_t) blocks);
+        const float *scales = (const float *) (sums + blocks);
+        __m512 f = _mm512_setzero_ps();
+        for (int32_t b = 0; b < blocks; b++) {
+            const uint8_t *block = R16_CODES(b, 0);
+            for (int l = 0; l < R16_CODES_BYTES; l += 64) JQK_PREFETCH_NTA(block + QUAD_AHEAD + l);
+            const int8_t *x = act + 128 * (int64_t) b;
+            /* four chains, one a slot, in registers (as an array in a rolled loop GCC kept them moving between registers) */
+            __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+            _Pragma("GCC unroll 8")
+            for (int place = 0; place < TILE_PLACES; place++) {
+                __m512i t = _mm512_loadu_si512(block + 64 * place);
+                a0 = _mm512_dpbusd_epi32(a0, tile_slot(t, 0), r16_activations(x, place, 0));
+                a1 = _mm512_dpbusd_epi32(a1, tile_slot(t, 1), r16_activations(x, place, 1));
+                a2 = _mm512_dpbusd_epi32(a2, tile_slot(t, 2), r16_activations(x, place, 2));
+                a3 = _mm512_dpbusd_epi32(a3, tile_slot(t, 3), r16_activations(x, place, 3));
+            }
+            __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)), _mm512_set1_epi32(sums[b]));
+            f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(R16_SCALES_OF(b), _mm512_set1_ps(scales[b]))));
+        }
+        _mm512_mask_storeu_ps(y + row0, keep, f);
+    }
+}

@@ -249,7 +249,7 @@ final class BenchCommand {
             try (LoadedModel vocabulary = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels)) {
                 tokenizer = vocabulary.tokenizer();
             }
-            options.noteWithoutLanes(model.path);
+            options.noteWithoutCopies(model.path);
             bench.run(tokenizer, kernels -> compute ->
                     LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, kernels, compute, LayerLoader.Policy.EAGER));
         }

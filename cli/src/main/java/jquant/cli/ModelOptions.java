@@ -30,9 +30,9 @@ final class ModelOptions {
     @Option(names = "--kernels", defaultValue = "auto", converter = ModelOptions.KernelsConverter.class, paramLabel = "auto|java|native|stored|t2p|float[,…]",
             description = "Which kernels multiply, a layout and an implementation, comma-separated. Layout: the fastest per format (the "
                     + "default): ternary tensors on the integer ternary kernels as stored, llama.cpp's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K on "
-                    + "integer block kernels as llama.cpp computes them, a .jqw model's weightlet tensors as stored but for weight-only "
-                    + "decode, which reads a copy made at each tensor's first decode for the AVX-512 kernel (the copy takes the stored "
-                    + "pages' place in memory); stored: the same with no copy; t2p: as the default, ternary tensors repacked to T2P row "
+                    + "integer block kernels as llama.cpp computes them, a .jqw model's weightlet tensors as stored; with the AVX-512 "
+                    + "kernels, a .jqw's weightlet tensors for weight-only decode and T2P tensors read a copy made at each tensor's first "
+                    + "product (the copy takes the stored pages' place in memory); stored: the same with no copy; t2p: as the default, ternary tensors repacked to T2P row "
                     + "pairs at load; float: every weight decoded to float32. Implementation: the C "
                     + "library's kernels where built and this CPU runs them, else Java (the default), "
                     + "java: Java only, native: the C library's or an error. auto: both defaults (default: ${DEFAULT-VALUE}).")
@@ -46,16 +46,20 @@ final class ModelOptions {
 
     LoadedModel open(Path model) throws CheckpointException {
         LoadedModel loaded = LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
-        noteWithoutLanes(model);
+        noteWithoutCopies(model);
         return loaded;
     }
 
-    /** Says on stderr when {@code model} (opened) is a .jqw too large for the weightlet lanes' copy that these options ask for. */
-    void noteWithoutLanes(Path model) throws CheckpointException {
-        if (kernels.weightletLanes() && mode.mode == PackedModelLoader.Mode.WEIGHT_ONLY && LoadedModel.isPacked(model)
-                && KernelSource.kernels().filter(NativeKernels::hasWeightletLanes).isPresent() && !LoadedModel.weightletLanesFit(model)) {
+    /** Says on stderr when {@code model} (opened) is too large for the copies that these options ask for ({@link KernelChoice#copies}). */
+    void noteWithoutCopies(Path model) throws CheckpointException {
+        if (!kernels.copies() || LoadedModel.copiesFit(model)) return;
+        boolean packed = LoadedModel.isPacked(model);
+        if (packed && mode.mode == PackedModelLoader.Mode.WEIGHT_ONLY && KernelSource.kernels().filter(NativeKernels::hasWeightletLanes).isPresent()) {
             System.err.printf("jquant: %s: larger than half the memory available (%s): weight-only decode reads it as stored, without "
                     + "the weightlet lanes' copy%n", model, Memory.format(Memory.systemAvailable()));
+        } else if (!packed && KernelSource.kernels().filter(NativeKernels::hasT2pR16).isPresent()) {
+            System.err.printf("jquant: %s: larger than half the memory available (%s): its tensors run as stored, without the copies "
+                    + "some native kernels read faster (T2P's sixteen-row tiles)%n", model, Memory.format(Memory.systemAvailable()));
         }
     }
 

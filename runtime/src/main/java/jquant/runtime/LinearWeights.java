@@ -44,26 +44,32 @@ public interface LinearWeights {
     }
 
     /**
-     * A prepared product of {@code rows} rows: {@code rows.run(r0, r1)} writes rows {@code [r0, r1)} of its
-     * output, or, not {@code inOrder}, the output rows that the product's own order puts there (weightlet
-     * lanes run their rows by width); {@code workPerGroup} is about the multiply-adds of four rows, for
-     * {@link WorkerPool#forRange}.
+     * A prepared product of {@code outRows} rows in groups of {@code groupRows} (four, or sixteen for a
+     * kernel that takes sixteen rows at a time): {@code rows.run(r0, r1)} writes rows {@code [r0, r1)} of
+     * its output, or, not {@code inOrder}, the output rows that the product's own order puts there
+     * (weightlet lanes run their rows by width); {@code workPerGroup} is about the multiply-adds of a
+     * group, for {@link WorkerPool#forRange}.
      */
-    record RowGroups(int outRows, long workPerGroup, RowRange rows, boolean inOrder) {
+    record RowGroups(int outRows, int groupRows, long workPerGroup, RowRange rows, boolean inOrder) {
 
-        /** Rows in the output's order. */
+        /** Groups of four rows in the output's order. */
         public RowGroups(int outRows, long workPerGroup, RowRange rows) {
-            this(outRows, workPerGroup, rows, true);
+            this(outRows, 4, workPerGroup, rows, true);
         }
 
-        /** Groups of four rows, the last one possibly short. */
+        /** Groups of four rows. */
+        public RowGroups(int outRows, long workPerGroup, RowRange rows, boolean inOrder) {
+            this(outRows, 4, workPerGroup, rows, inOrder);
+        }
+
+        /** Groups of {@link #groupRows}, the last one possibly short. */
         public int groups() {
-            return (outRows + 3) / 4;
+            return (outRows + groupRows - 1) / groupRows;
         }
 
-        /** Rows {@code [4·start, min(outRows, 4·end))}: groups {@code [start, end)}. */
+        /** Rows {@code [groupRows·start, min(outRows, groupRows·end))}: groups {@code [start, end)}. */
         public void run(int start, int end) {
-            rows.run(4 * start, Math.min(outRows, 4 * end));
+            rows.run(groupRows * start, Math.min(outRows, groupRows * end));
         }
 
         /** Every group, dealt out to {@code pool}: the product made on its own. */

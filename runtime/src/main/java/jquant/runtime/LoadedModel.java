@@ -72,14 +72,14 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode, kernels.weightletLanes() && weightletLanesFit(path), compute, loading);
+        if (isPacked(path)) return openPacked(path, mode, kernels.copies() && copiesFit(path), compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
             Vocabulary v = c.vocabulary().or(() -> Optional.ofNullable(otherwise)).orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
-            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute)).withGate(loader);
+            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, copiesFit(path))).withGate(loader);
             return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage));
         } catch (CheckpointException | RuntimeException e) {
             c.close();
@@ -133,11 +133,12 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
     }
 
     /**
-     * Whether a .jqw file's weightlet lanes fit: the copy (a little larger than the file's weightlets) in at most half the
-     * memory the system has available, so that a model near the size of memory runs from its mapping (paged from disk if need
-     * be) rather than running the system out of memory.
+     * Whether the copies some native kernels read ({@link KernelChoice#copies}: a .jqw's weightlet lanes, a little larger than
+     * its weightlets; T2P's sixteen-row tiles, its size) fit: the file in at most half the memory the system has available, so
+     * that a model near the size of memory runs from its mapping (paged from disk if need be) rather than running the system
+     * out of memory.
      */
-    public static boolean weightletLanesFit(Path path) throws CheckpointException {
+    public static boolean copiesFit(Path path) throws CheckpointException {
         try {
             return Files.size(path) <= Memory.systemAvailable() / 2;
         } catch (IOException e) {

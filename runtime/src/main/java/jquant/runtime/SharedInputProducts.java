@@ -45,18 +45,21 @@ final class SharedInputProducts {
     /**
      * SwiGLU's {@code g = silu(x · gate) · (x · up)} for one token as one job, each chunk's rows gated as
      * soon as both products have them; false, having written nothing, where the two products cannot
-     * both be prepared, differ in rows or run them in another order.
+     * both be prepared, differ in rows, or run them in another order.
      */
     static boolean gated(WorkerPool pool, Kernels kernels, float[] x, LinearWeights gate, LinearWeights up, float[] g, float[] u) {
         if (gate.outFeatures() != up.outFeatures()) return false;
         RowGroups[] ps = prepared(x, 1, new LinearWeights[] {gate, up}, new float[][] {g, u});
         if (ps == null || !ps[0].inOrder() || !ps[1].inOrder()) return false;
-        int rows = gate.outFeatures();
-        pool.forRange(ps[0].groups(), ps[0].workPerGroup() + ps[1].workPerGroup(), (worker, start, end) -> {
-            ps[0].run(start, end);
-            ps[1].run(start, end);
-            int r0 = 4 * start;
-            kernels.siluMul(g, u, r0, Math.min(rows, 4 * end) - r0);
+        // Chunks of whole groups of both: the larger group (four or sixteen rows) is a multiple of the other.
+        int rows = gate.outFeatures(), unit = Math.max(ps[0].groupRows(), ps[1].groupRows());
+        if (unit % ps[0].groupRows() != 0 || unit % ps[1].groupRows() != 0) return false;
+        long work = ps[0].workPerGroup() * (unit / ps[0].groupRows()) + ps[1].workPerGroup() * (unit / ps[1].groupRows());
+        pool.forRange((rows + unit - 1) / unit, work, (worker, start, end) -> {
+            int r0 = unit * start, r1 = Math.min(rows, unit * end);
+            ps[0].rows().run(r0, r1);
+            ps[1].rows().run(r0, r1);
+            kernels.siluMul(g, u, r0, r1 - r0);
         });
         return true;
     }

@@ -39,7 +39,7 @@ public final class TernaryLinearWeights implements LinearWeights {
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (x.tokens() != 1 || !(matrix instanceof NativeTernaryMatrix m)) return Optional.empty();
-        return Optional.of(m.prepare(x.form(m.layout(), v -> m.arranged(ActivationBlocks.quantizeReused(v, 0, m.cols()))), y));
+        return Optional.of(m.prepare(x.form(m.inputForm(), v -> m.input(ActivationBlocks.quantizeReused(v, 0, m.cols()))), y));
     }
 
     @Override

@@ -23,7 +23,8 @@ import jquant.runtime.ternary.TernaryMatrix;
  *
  * <ul>
  *   <li>each stored ternary type → its integer kernels ({@link TernaryKernels}: PQ2_0, TQ2_0, PTQ1_0,
- *       T2P), on the tensor's stored bytes (a slice of the mapped file), no copy;</li>
+ *       T2P), on the tensor's stored bytes (a slice of the mapped file), no copy; with {@code copies}, T2P on
+ *       the native AVX-512 kernels reads a copy in sixteen-row tiles instead, made at its first product;</li>
  *   <li>float (F32/F16/BF16) whose every 128-block of a row is exactly {−s, 0, +s} with an fp16 s
  *       ({@link TernaryDetector}, per block) → packed once to PQ2_0 losslessly (a 2.125-bit copy, 1/15
  *       of an F32 tensor); any other float tensor, or one whose columns are not a multiple of 128,
@@ -53,13 +54,18 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
 
     private final Compute compute;
     private final Layout layout;
+    private final boolean copies;
     private final WorkerPool pool;
     private final List<Decision> decisions = Collections.synchronizedList(new ArrayList<>());
 
-    /** Ternary kernels on {@code compute}'s worker pool, the one every kernel of the model shares. */
-    public TernaryWeightsFactory(Compute compute, Layout layout) {
+    /**
+     * Ternary kernels on {@code compute}'s worker pool, the one every kernel of the model shares; {@code copies}: whether a
+     * stored tensor may run on a copy its native kernel reads faster ({@link jquant.runtime.KernelChoice#copies}).
+     */
+    public TernaryWeightsFactory(Compute compute, Layout layout, boolean copies) {
         this.compute = compute;
         this.layout = layout;
+        this.copies = copies;
         this.pool = compute.pool();
     }
 
@@ -79,7 +85,7 @@ public final class TernaryWeightsFactory implements LinearWeightsFactory {
         String from;
         if (TernaryKernels.serves(type)) {
             if (layout == Layout.STOCK || type == DType.T2P) {
-                return ternary(TernaryKernels.on(type, tensor.data(), rows, cols, pool), name, "stored as " + type);
+                return ternary(TernaryKernels.on(type, tensor.data(), rows, cols, pool, copies), name, "stored as " + type);
             }
             pq2 = type == DType.PQ2_0 ? tensor.data() : MemorySegment.ofArray(Pq2Block.encode(TernaryCodecs.decode(tensor)));
             from = type.name();

@@ -83,7 +83,7 @@ class TernaryWeightsFactoryTest {
             float[] reference = null;
             for (Tensor s : stored) {
                 for (TernaryWeightsFactory.Layout layout : TernaryWeightsFactory.Layout.values()) {
-                    TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, layout);
+                    TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, layout, true);
                     LinearWeights w = f.create(TensorKind.W_UP, 0, s);
                     assertThat(w).as("%s %s", s.dtype(), layout).isInstanceOf(TernaryLinearWeights.class);
                     float[] y = multiply(w, x, n);
@@ -98,8 +98,8 @@ class TernaryWeightsFactoryTest {
     void layoutDecidesTheKernelAndEachDecisionIsRecorded() throws T2pShapeException {
         TernaryTensor t = ternary(2, 8, 256, true);
         Tensor pq2 = tensor(DType.PQ2_0, t, Pq2Block.encode(t));
-        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK);
-        TernaryWeightsFactory t2p = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
+        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK, true);
+        TernaryWeightsFactory t2p = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P, true);
         assertThat(((TernaryLinearWeights) stock.create(TensorKind.W_UP, 0, pq2)).matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(((TernaryLinearWeights) t2p.create(TensorKind.W_UP, 0, pq2)).matrix())
                 .isInstanceOf(KernelSource.kernels().isPresent() ? NativeTernaryMatrix.class : T2pMatrix.class);
@@ -113,12 +113,12 @@ class TernaryWeightsFactoryTest {
     @Test
     void shapesT2pCannotHoldKeepTheStockKernelAndSaySo() {
         TernaryTensor t = ternary(4, 6, 256, false);   // 6 rows: not a multiple of 4
-        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
+        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P, true);
         LinearWeights w = f.create(TensorKind.W_UP, 0, tensor(DType.PQ2_0, t, Pq2Block.encode(t)));
         assertThat(((TernaryLinearWeights) w).matrix()).isInstanceOf(Pq2Matrix.class);
         assertThat(f.decisions().getFirst().reason()).contains("rows");
         float[] x = activations(5, 2, 256);
-        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK);
+        TernaryWeightsFactory stock = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.STOCK, true);
         assertThat(multiply(w, x, 2)).isEqualTo(multiply(stock.create(TensorKind.W_UP, 0, tensor(DType.PQ2_0, t, Pq2Block.encode(t))), x, 2));
     }
 
@@ -127,7 +127,7 @@ class TernaryWeightsFactoryTest {
         TernaryTensor t = ternary(6, 4, 256, false);
         float[] w = t.toFloats();
         w[300] = t.scale(1, 0) / 2;   // row 1 col 44: half the block's scale, not one of {-s, 0, +s}
-        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P);
+        TernaryWeightsFactory f = new TernaryWeightsFactory(COMPUTE, TernaryWeightsFactory.Layout.T2P, true);
         LinearWeights dense = f.create(TensorKind.W_UP, 0, new Tensor("blk.0.ffn_up.weight", new long[]{4, 256}, DType.F32, MemorySegment.ofArray(w)));
         assertThat(dense).isInstanceOf(DenseF32Weights.class);
         assertThat(f.decisions().getFirst().reason()).contains("not ternary", "row 1 col 44");

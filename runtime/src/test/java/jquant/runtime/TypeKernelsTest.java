@@ -47,7 +47,7 @@ class TypeKernelsTest {
             assertClose(type + " on the float path", multiply(inPlace, x), w, x, cols, 1e-5);
 
             for (TernaryWeightsFactory.Layout layout : TernaryWeightsFactory.Layout.values()) {
-                LinearWeights chosen = new TernaryWeightsFactory(compute, layout).create(TensorKind.W_UP, 0, tensor);
+                LinearWeights chosen = new TernaryWeightsFactory(compute, layout, true).create(TensorKind.W_UP, 0, tensor);
                 assertThat(chosen instanceof TernaryLinearWeights).as("%s in layout %s on ternary kernels", type, layout)
                         .isEqualTo(TernaryKernels.serves(type));
                 assertClose(type + " in layout " + layout, multiply(chosen, x), w, x, cols, 2e-2);

@@ -32,6 +32,8 @@ public final class NativeKernels {
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
     /** Per stored ternary layout: the prefill tiles on plain columns (AVX-512 only; null elsewhere). */
     private final MethodHandle[] tiles = new MethodHandle[2];
+    /** T2P's sixteen-row copy and its product (AVX-512; null elsewhere). */
+    private final MethodHandle t2pR16, t2pR16Multiply;
     private final MethodHandle weightletNpu, weightletF32;
     /** The weightlet lanes' pack and weight-only decode (AVX-512 only; null elsewhere). */
     private final MethodHandle lanesPack, lanesF32;
@@ -54,6 +56,9 @@ public final class NativeKernels {
                         FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
             }
         }
+        t2pR16 = isa.bits != 512 ? null : lib.downcall("jq_t2p_r16_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
+        t2pR16Multiply = isa.bits != 512 ? null : lib.downcall("jq_t2p_r16_multiply_" + isa.suffix,
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
         weightletF32 = lib.downcall("jq_wl_f32_" + isa.suffix,
@@ -166,6 +171,40 @@ public final class NativeKernels {
                       MemorySegment y, long ystride, MemorySegment scratch) {
         try {
             tiles[layout.ordinal()].invokeExact(w, rows, rowBytes, blocks, columns, act, y, ystride, scratch);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Whether this instruction set multiplies T2P on its sixteen-row copy ({@link #t2pR16}): AVX-512 does. */
+    public boolean hasT2pR16() { return t2pR16 != null; }
+
+    /** Bytes of the sixteen-row copy ({@link #t2pR16}) of a T2P matrix: its rows in groups of sixteen, 34 bytes a 128 weights as T2P. */
+    public static long t2pR16Bytes(int rows, int blocks) {
+        return (long) (rows + 15) / 16 * blocks * 16 * 34;
+    }
+
+    /**
+     * {@code jq_t2p_r16}: the T2P matrix at {@code w} ({@code rows} a multiple of four) copied to {@code dst}
+     * ({@link #t2pR16Bytes}, on a cache line) as sixteen-row tiles: each block's code dwords with the sixteen
+     * rows' side by side, then the group's scales (docs/runtime.md). Only where {@link #hasT2pR16}.
+     */
+    public void t2pR16(MemorySegment w, int rows, int blocks, MemorySegment dst) {
+        try {
+            t2pR16.invokeExact(w, rows, blocks, dst);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_t2p_r16_multiply}: rows {@code [0, rows)} of a sixteen-row copy (from a group's start)
+     * against {@code columns} plain columns ({@link #tiles}' form) into {@code y[c · ystride + row]}: the
+     * bits of {@link #multiply}. Only where {@link #hasT2pR16}.
+     */
+    public void t2pR16Multiply(MemorySegment r16, int rows, int blocks, int columns, MemorySegment act, MemorySegment y, long ystride) {
+        try {
+            t2pR16Multiply.invokeExact(r16, rows, blocks, columns, act, y, ystride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

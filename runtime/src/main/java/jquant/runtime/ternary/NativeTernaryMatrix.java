@@ -10,6 +10,7 @@ import jquant.core.WorkerPool;
 import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.AlignedScratch;
+import jquant.runtime.nativelib.CopyMemory;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 
@@ -29,6 +30,13 @@ import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
  * time and sum the terms of four such row groups side by side (docs/runtime.md). A product of
  * {@value #TILE_COLUMNS} columns or more runs on the prefill tiles where the instruction set has them
  * (AVX-512): sixteen rows in a register's lanes against plain columns, groups of sixteen rows to the pool.
+ *
+ * <p>T2P where the instruction set has the tiles runs every product on a copy in their form instead
+ * ({@code jq_t2p_r16}: sixteen rows' code dwords side by side, made by the first product, which then
+ * drops the stored bytes' mapped pages from the process): with the rows in a register's lanes no sum
+ * crosses lanes, so a token's product has nothing to fold either and reads the copy at memory speed
+ * where the four-row kernels spend as long folding as multiplying (docs/runtime.md). Only the exact
+ * dots ({@link #blockDots}, for the oracles) read the stored bytes then.
  */
 public final class NativeTernaryMatrix implements TernaryMatrix {
 
@@ -38,6 +46,10 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private final int rows, cols, blocks;
     /** Bytes per row (TQ2_0; T2P stores row groups, not rows) and per group of four rows. */
     private final long rowBytes, quadBytes;
+    /** T2P on the sixteen-row copy ({@link #r16}), or on the stored bytes. */
+    private final boolean onR16;
+    /** The sixteen-row copy, made by the first product that needs it. */
+    private volatile MemorySegment r16;
     private final WorkerPool pool;
     private final NativeKernels kernels;
     /**
@@ -51,11 +63,16 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private static final AlignedScratch GATHERED = new AlignedScratch();
     /** Columns from which a product runs on the prefill tiles where the kernels have them: a tile's width. */
     static final int TILE_COLUMNS = 8;
-    /** Rows side by side in a tile: a chunk of the pool's work. */
+    /** Rows side by side in a tile, and in a group of the sixteen-row copy: a chunk of the pool's work. */
     private static final int TILE_ROWS = 16;
 
-    /** {@code data} holds the matrix in {@code layout}, read in place. */
+    /** {@code data} holds the matrix in {@code layout}, read in place (T2P on the sixteen-row copy where the kernels have it). */
     public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels) {
+        this(layout, data, rows, cols, pool, kernels, true);
+    }
+
+    /** As {@link #NativeTernaryMatrix(TernaryLayout, MemorySegment, int, int, WorkerPool, NativeKernels)}; {@code copy}: whether T2P may run on its sixteen-row copy. */
+    public NativeTernaryMatrix(TernaryLayout layout, MemorySegment data, int rows, int cols, WorkerPool pool, NativeKernels kernels, boolean copy) {
         this.layout = layout;
         this.twin = layout == TernaryLayout.T2P ? new T2pMatrix(data, rows, cols, pool) : new Tq2Matrix(data, rows, cols, pool);
         this.data = data;
@@ -66,6 +83,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
         this.quadBytes = layout == TernaryLayout.T2P ? (long) blocks * T2pBlock.BYTES : 4 * rowBytes;
         this.pool = pool;
         this.kernels = kernels;
+        this.onR16 = copy && layout == TernaryLayout.T2P && kernels.hasT2pR16();
     }
 
     @Override public int rows() { return rows; }
@@ -103,34 +121,54 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     @Override
     public void matvec(ActivationBlocks x, float[] y, int yOff) {
         if (yOff < 0 || y.length - yOff < rows) throw new IllegalArgumentException("output has room for " + (y.length - yOff) + " rows, matrix " + rows);
-        groups(arranged(x), MemorySegment.ofArray(y).asSlice(4L * yOff)).runOn(pool);
+        groups(input(x), MemorySegment.ofArray(y).asSlice(4L * yOff)).runOn(pool);
     }
 
     /**
-     * One column arranged as the kernels take it, in this thread's scratch for the layout, which its next
-     * arrangement in that layout overwrites ({@link LinearWeights#prepare}: products of one input share it).
+     * What a token's products of this matrix take its input as: products of one input whose forms are
+     * equal share it ({@link LinearWeights#prepare}).
      */
-    public MemorySegment arranged(ActivationBlocks x) {
+    public Object inputForm() {
+        return onR16 ? InputForm.PLAIN : layout;
+    }
+
+    /** The plain column of the sixteen-row copy's kernel, a form of its own among the layouts' arranged ones. */
+    private enum InputForm { PLAIN }
+
+    /**
+     * One column as the kernels take it ({@link #inputForm}), in this thread's scratch for that form,
+     * which its next column in that form overwrites ({@link LinearWeights#prepare}: products of one input share it).
+     */
+    public MemorySegment input(ActivationBlocks x) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
+        if (onR16) return plain(new ActivationBlocks[] {x});
         MemorySegment column = columns().get(columnBytes());
         arrange(x, column);
         return column;
     }
 
-    /** The product of an {@link #arranged} column into {@code y}, its row groups run later. */
+    /** The product of an {@link #input} column into {@code y}, its row groups run later (the sixteen-row copy made now). */
     public RowGroups prepare(MemorySegment column, float[] y) {
         if (y.length < rows) throw new IllegalArgumentException("output has room for " + y.length + " rows, matrix " + rows);
         return groups(column, MemorySegment.ofArray(y));
     }
 
     private RowGroups groups(MemorySegment column, MemorySegment y) {
-        return new RowGroups(rows, 4L * cols, (r0, r1) -> runRows(r0, r1, column, 1, y, null));
+        if (!onR16) return new RowGroups(rows, 4L * cols, (r0, r1) -> runRows(r0, r1, column, 1, y, null));
+        MemorySegment copy = r16();
+        return new RowGroups(rows, TILE_ROWS, (long) TILE_ROWS * cols, (r0, r1) -> runR16(copy, r0, r1, column, 1, y), true);
     }
 
     @Override
     public void multiply(ActivationBlocks[] xs, float[] y) {
         TernaryMatrix.checkColumns(cols, xs);
         TernaryMatrix.checkOutput(rows, xs.length, y);
+        if (onR16) {
+            MemorySegment copy = r16(), act = plain(xs), ys = MemorySegment.ofArray(y);
+            pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols * xs.length,
+                    (worker, start, end) -> runR16(copy, TILE_ROWS * start, Math.min(rows, TILE_ROWS * end), act, xs.length, ys));
+            return;
+        }
         if (kernels.hasTiles() && xs.length >= TILE_COLUMNS) {
             tiles(plain(xs), xs.length, MemorySegment.ofArray(y));
             return;
@@ -177,6 +215,34 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private void run(MemorySegment act, int n, MemorySegment y, int[] dots) {
         MemorySegment d = dots == null ? null : MemorySegment.ofArray(dots);
         pool.forRange((rows + 3) / 4, 4L * cols * n, (worker, start, end) -> runRows(4 * start, Math.min(rows, 4 * end), act, n, y, d));
+    }
+
+    /** Rows {@code [r0, r1)} ({@code r0} a multiple of sixteen) of a product on the sixteen-row copy against {@code n} plain columns, one native call. */
+    private void runR16(MemorySegment copy, int r0, int r1, MemorySegment act, int n, MemorySegment y) {
+        long groupBytes = NativeKernels.t2pR16Bytes(TILE_ROWS, blocks);
+        kernels.t2pR16Multiply(copy.asSlice(r0 / TILE_ROWS * groupBytes), r1 - r0, blocks, n, act, y.asSlice(4L * r0), rows);
+    }
+
+    /**
+     * The sixteen-row copy, made by the first product on every thread of the pool (most of its time is the first touch of
+     * fresh pages, which the threads share); the stored bytes' pages then leave the process (only the exact dots read them again).
+     */
+    private MemorySegment r16() {
+        MemorySegment copy = r16;
+        if (copy == null) {
+            synchronized (this) {
+                copy = r16;
+                if (copy == null) {
+                    MemorySegment to = CopyMemory.allocate(NativeKernels.t2pR16Bytes(rows, blocks), 64);
+                    long groupBytes = NativeKernels.t2pR16Bytes(TILE_ROWS, blocks);
+                    pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols, (worker, start, end) -> kernels.t2pR16(
+                            data.asSlice(start * 4L * quadBytes), Math.min(rows, TILE_ROWS * end) - TILE_ROWS * start, blocks, to.asSlice(start * groupBytes)));
+                    r16 = copy = to;
+                    if (data.isMapped()) data.unload();
+                }
+            }
+        }
+        return copy;
     }
 
     /** Rows {@code [r0, r1)} ({@code r0} a multiple of four) of {@link #run}'s product, one native call. */

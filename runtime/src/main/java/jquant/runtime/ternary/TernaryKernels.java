@@ -49,12 +49,18 @@ public final class TernaryKernels {
 
     /**
      * The matrix of {@code rows × cols} weights stored as {@code type} in {@code data}: a
-     * {@link NativeTernaryMatrix} where the C library is in use and has the type's kernels, else the Java one.
+     * {@link NativeTernaryMatrix} where the C library is in use and has the type's kernels (T2P on its
+     * sixteen-row copy where they have that), else the Java one.
      */
     public static TernaryMatrix on(DType type, MemorySegment data, int rows, int cols, WorkerPool pool) {
+        return on(type, data, rows, cols, pool, true);
+    }
+
+    /** As {@link #on(DType, MemorySegment, int, int, WorkerPool)}; {@code copies}: whether T2P may run on its sixteen-row copy. */
+    public static TernaryMatrix on(DType type, MemorySegment data, int rows, int cols, WorkerPool pool, boolean copies) {
         TernaryLayout layout = NATIVE.get(type);
         if (layout == null) return javaOn(type, data, rows, cols, pool);
-        return KernelSource.kernels().<TernaryMatrix>map(k -> new NativeTernaryMatrix(layout, data, rows, cols, pool, k))
+        return KernelSource.kernels().<TernaryMatrix>map(k -> new NativeTernaryMatrix(layout, data, rows, cols, pool, k, copies))
                 .orElseGet(() -> javaOn(type, data, rows, cols, pool));
     }
 

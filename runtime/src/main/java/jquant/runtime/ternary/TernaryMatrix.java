@@ -99,7 +99,8 @@ public sealed interface TernaryMatrix permits StockMatrix, T2pMatrix, Ptq1Matrix
     static Selection select(String name, MemorySegment pq2, int rows, int cols, WorkerPool pool) {
         try {
             byte[] t2p = T2pRepacker.repack(name, pq2.toArray(ValueLayout.JAVA_BYTE), rows, cols);
-            return new Selection(TernaryKernels.on(DType.T2P, offHeap(t2p), rows, cols, pool), name + ": repacked to T2P row pairs");
+            // already a copy: a second one, in sixteen-row tiles, would hold both
+            return new Selection(TernaryKernels.on(DType.T2P, offHeap(t2p), rows, cols, pool, false), name + ": repacked to T2P row pairs");
         } catch (T2pShapeException e) {
             return new Selection(new Pq2Matrix(pq2, rows, cols, pool), e.getMessage());
         }
