@@ -186,8 +186,8 @@ public final class NativeKernels {
 
     /**
      * {@code jq_t2p_r16}: the T2P matrix at {@code w} ({@code rows} a multiple of four) copied to {@code dst}
-     * ({@link #t2pR16Bytes}, on a cache line) as sixteen-row tiles: each block's code dwords with the sixteen
-     * rows' side by side, then the group's scales (docs/runtime.md). Only where {@link #hasT2pR16}.
+     * ({@link #t2pR16Bytes}, on a cache line) as sixteen-row tiles: a group's scales, then each block's code
+     * dwords with the sixteen rows' side by side (docs/runtime.md). Only where {@link #hasT2pR16}.
      */
     public void t2pR16(MemorySegment w, int rows, int blocks, MemorySegment dst) {
         try {
