@@ -229,8 +229,10 @@ class TernaryOracleTest {
     }
 
     static Stream<Arguments> tiledShapes() {
-        int rows = 132, cols = 128 * 38;   // 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder
-        return kernels().stream().map(f -> Arguments.of(f, rows, cols));
+        int cols = 128 * 38;
+        // 132 rows, 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder; 20 and 52 rows: an even
+        // count of sixteen-row groups whose last is short, the second of the decode kernel's two streams on the sixteen-row copy
+        return kernels().stream().flatMap(f -> Stream.of(132, 20, 52).map(rows -> Arguments.of(f, rows, cols)));
     }
 
     @Test
