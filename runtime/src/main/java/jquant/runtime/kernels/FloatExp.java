@@ -64,8 +64,21 @@ final class FloatExp {
         DoubleVector n = t.sub(SHIFT);
         DoubleVector r = n.fma(DoubleVector.broadcast(D, -LN2_HI), x);
         r = n.fma(DoubleVector.broadcast(D, -LN2_LO), r);
+        // Horner's steps written out: in a loop, p would reach each step as a loop-carried receiver of a class C2 does
+        // not know, and C2 then compiled fma as a virtual call in some runs, the Vector API's plain-Java path.
         DoubleVector p = DoubleVector.broadcast(D, INVERSE_FACTORIALS[12]);
-        for (int k = 11; k >= 0; k--) p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[k]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[11]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[10]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[9]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[8]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[7]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[6]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[5]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[4]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[3]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[2]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[1]));
+        p = p.fma(r, DoubleVector.broadcast(D, INVERSE_FACTORIALS[0]));
         LongVector scale = t.reinterpretAsLongs().sub(SHIFT_BITS - 1023).lanewise(VectorOperators.LSHL, 52);
         return p.mul(scale.reinterpretAsDoubles());
     }
