@@ -128,8 +128,13 @@ public final class DecodeBench {
 
     /** Most extra steps of the first pass while the JIT compiler is still at work. */
     private static final int MAX_EXTRA_WARMUP = 256;
-    /** Steps in a row with no compilation time added that count as a quiet compiler. */
+    /** Steps in a row with no compilation time added that count as a quiet compiler, if they also last {@link #QUIET_NANOS}. */
     private static final int QUIET_STEPS = 4;
+    /**
+     * Wall time with no compilation time added that counts as a quiet compiler: the compilers add a compilation's time when
+     * it ends, and one of the decode kernels' C2 compilations outlasts four short steps.
+     */
+    private static final long QUIET_NANOS = 500_000_000L;
 
     /**
      * Wall time per greedy decode step, after the prompt and {@code warmUp} steps, measured in a second
@@ -148,7 +153,7 @@ public final class DecodeBench {
     /**
      * The first pass: a session decodes the positions up to {@code timedEnd} and then more (up to
      * {@value #MAX_EXTRA_WARMUP}) until the JIT compiler has added no compilation time for {@value #QUIET_STEPS}
-     * steps, as llama-bench times repetitions after a warm-up run: kernels that a longer context switches to
+     * steps and half a second, as llama-bench times repetitions after a warm-up run: kernels that a longer context switches to
      * (the blocked attention kernels) are then compiled before the timed steps reach them, and no compilation
      * takes a core from them (bench/RESULTS.md).
      */
@@ -159,11 +164,17 @@ public final class DecodeBench {
         while (pos < timedEnd) next = argmax(first.decode(next, pos++));
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
-            long last = jit.getTotalCompilationTime();
-            for (int quiet = 0; quiet < QUIET_STEPS && pos < first.capacity() && pos < timedEnd + MAX_EXTRA_WARMUP; ) {
+            long last = jit.getTotalCompilationTime(), quietSince = System.nanoTime();
+            for (int quiet = 0; (quiet < QUIET_STEPS || System.nanoTime() - quietSince < QUIET_NANOS)
+                    && pos < first.capacity() && pos < timedEnd + MAX_EXTRA_WARMUP; ) {
                 next = argmax(first.decode(next, pos++));
                 long now = jit.getTotalCompilationTime();
-                quiet = now == last ? quiet + 1 : 0;
+                if (now != last) {
+                    quiet = 0;
+                    quietSince = System.nanoTime();
+                } else {
+                    quiet++;
+                }
                 last = now;
             }
         }
