@@ -262,3 +262,53 @@ JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32
         r16_store(y, rows, groups - 1, f);
     }
 }
+
+/*
+ * One column quantized straight into the plain form the tiles and the sixteen-row copy take (blocks·128 int8
+ * values, then each block's int32 sum of them, then each block's float scale): per 128-block scale = max|x| / 127,
+ * q = x / scale rounded to the nearest, ties to even (every q zero where the scale is zero), the bits of
+ * jquant.runtime.ternary.ActivationBlocks#quantize, which a decode step's caller otherwise spends ~1.4 µs on for
+ * 2,048 values while the other threads wait. Returns -1, or the index of the first value that is not finite (out
+ * then undefined).
+ */
+JQK_EXPORT int64_t ISA(jq_quantize_plain)(const float *x, int32_t blocks, int8_t *out) {
+    int32_t *sums = (int32_t *) (out + 128 * (int64_t) blocks);
+    float *scales = (float *) (sums + blocks);
+    const __m512i exponent = _mm512_set1_epi32(0x7F800000);
+    for (int32_t b = 0; b < blocks; b++) {
+        const float *xb = x + 128 * (int64_t) b;
+        __m512 peak = _mm512_setzero_ps();
+        __mmask16 infinite = 0;
+        for (int i = 0; i < 128; i += 16) {
+            __m512 v = _mm512_loadu_ps(xb + i);
+            infinite |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), exponent), exponent);
+            peak = _mm512_max_ps(peak, _mm512_abs_ps(v));
+        }
+        if (infinite) {
+            for (int i = 0; i < 128; i++) {
+                uint32_t bits;
+                memcpy(&bits, xb + i, 4);
+                if ((bits & 0x7F800000u) == 0x7F800000u) return 128 * (int64_t) b + i;
+            }
+        }
+        float scale = _mm512_reduce_max_ps(peak) / 127.0f;
+        scales[b] = scale;
+        int8_t *q = out + 128 * (int64_t) b;
+        if (scale == 0.0f) {
+            memset(q, 0, 128);
+            sums[b] = 0;
+            continue;
+        }
+        /* x / scale + 1.5·2^23 rounds to the nearest integer, ties to even, held in the float's low mantissa bits */
+        const __m512 s = _mm512_set1_ps(scale), round = _mm512_set1_ps(0x1.8p23f);
+        const __m512i roundBits = _mm512_castps_si512(round);
+        __m512i sum = _mm512_setzero_si512();
+        for (int i = 0; i < 128; i += 16) {
+            __m512i r = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(_mm512_div_ps(_mm512_loadu_ps(xb + i), s), round)), roundBits);
+            _mm_storeu_si128((__m128i *) (q + i), _mm512_cvtepi32_epi8(r));
+            sum = _mm512_add_epi32(sum, r);
+        }
+        sums[b] = _mm512_reduce_add_epi32(sum);
+    }
+    return -1;
+}

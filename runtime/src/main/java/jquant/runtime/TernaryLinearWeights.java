@@ -39,14 +39,18 @@ public final class TernaryLinearWeights implements LinearWeights {
     @Override
     public Optional<RowGroups> prepare(SharedInput x, float[] y) {
         if (x.tokens() != 1 || !(matrix instanceof NativeTernaryMatrix m)) return Optional.empty();
-        return Optional.of(m.prepare(x.form(m.inputForm(), v -> m.input(ActivationBlocks.quantizeReused(v, 0, m.cols()))), y));
+        return Optional.of(m.prepare(x.form(m.inputForm(), m::input), y));
     }
 
     @Override
     public void matmul(float[] x, int n, float[] out) {
         int in = matrix.cols();
         if (n == 1) {
-            matrix.matvec(ActivationBlocks.quantizeReused(x, 0, in), out, 0);
+            if (matrix instanceof NativeTernaryMatrix m) {
+                m.prepare(m.input(x), out).runOn(pool);
+            } else {
+                matrix.matvec(ActivationBlocks.quantizeReused(x, 0, in), out, 0);
+            }
             return;
         }
         ActivationBlocks[] columns = new ActivationBlocks[n];

@@ -32,8 +32,8 @@ public final class NativeKernels {
     private final MethodHandle[] arrange = new MethodHandle[2], multiply = new MethodHandle[2];
     /** Per stored ternary layout: the prefill tiles on plain columns (AVX-512 only; null elsewhere). */
     private final MethodHandle[] tiles = new MethodHandle[2];
-    /** T2P's sixteen-row copy and its product (AVX-512; null elsewhere). */
-    private final MethodHandle t2pR16, t2pR16Multiply;
+    /** T2P's sixteen-row copy and its product, and a column quantized into their plain form (AVX-512; null elsewhere). */
+    private final MethodHandle t2pR16, t2pR16Multiply, quantizePlain;
     private final MethodHandle weightletNpu, weightletF32;
     /** The weightlet lanes' pack and weight-only decode (AVX-512 only; null elsewhere). */
     private final MethodHandle lanesPack, lanesF32;
@@ -59,6 +59,7 @@ public final class NativeKernels {
         t2pR16 = isa.bits != 512 ? null : lib.downcall("jq_t2p_r16_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
         t2pR16Multiply = isa.bits != 512 ? null : lib.downcall("jq_t2p_r16_multiply_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+        quantizePlain = isa.bits != 512 ? null : lib.downcall("jq_quantize_plain_" + isa.suffix, FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT, ADDRESS));
         weightletNpu = lib.downcall("jq_wl_npu_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS));
         weightletF32 = lib.downcall("jq_wl_f32_" + isa.suffix,
@@ -205,6 +206,20 @@ public final class NativeKernels {
     public void t2pR16Multiply(MemorySegment r16, int rows, int blocks, int columns, MemorySegment act, MemorySegment y, long ystride) {
         try {
             t2pR16Multiply.invokeExact(r16, rows, blocks, columns, act, y, ystride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@code jq_quantize_plain}: {@code blocks} 128-blocks of floats at {@code x} quantized into a plain column at
+     * {@code out} ({@link #plainColumnBytes}): the bits of {@code ActivationBlocks.quantize} laid out as {@link #tiles}
+     * take them. Returns −1, or the index of the first value that is not finite ({@code out} then undefined). Only where
+     * {@link #hasT2pR16}.
+     */
+    public long quantizePlain(MemorySegment x, int blocks, MemorySegment out) {
+        try {
+            return (long) quantizePlain.invokeExact(x, blocks, out);
         } catch (Throwable t) {
             throw rethrow(t);
         }

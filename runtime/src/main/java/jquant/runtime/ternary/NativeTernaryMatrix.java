@@ -136,14 +136,29 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     private enum InputForm { PLAIN }
 
     /**
-     * One column as the kernels take it ({@link #inputForm}), in this thread's scratch for that form,
+     * One quantized column as the kernels take it ({@link #inputForm}), in this thread's scratch for that form,
      * which its next column in that form overwrites ({@link LinearWeights#prepare}: products of one input share it).
      */
-    public MemorySegment input(ActivationBlocks x) {
+    private MemorySegment input(ActivationBlocks x) {
         TernaryMatrix.checkColumns(cols, new ActivationBlocks[] {x});
         if (onR16) return plain(new ActivationBlocks[] {x});
         MemorySegment column = columns().get(columnBytes());
         arrange(x, column);
+        return column;
+    }
+
+    /**
+     * One token's floats ({@code x[0, cols)}) as the kernels take them ({@link #inputForm}), in this thread's scratch for that
+     * form, which its next column in that form overwrites ({@link LinearWeights#prepare}: products of one input share it):
+     * for the sixteen-row copy quantized by the C library straight into the plain column (the bits of
+     * {@link ActivationBlocks#quantize}, without the copy), otherwise quantized here and arranged.
+     */
+    public MemorySegment input(float[] x) {
+        if (x.length < cols) throw new IllegalArgumentException(x.length + " activations for a matrix of " + cols + " columns");
+        if (!onR16) return input(ActivationBlocks.quantizeReused(x, 0, cols));
+        MemorySegment column = PLAIN.get(NativeKernels.plainColumnBytes(blocks));
+        long notFinite = kernels.quantizePlain(MemorySegment.ofArray(x), blocks, column);
+        if (notFinite >= 0) throw new IllegalArgumentException("activation " + notFinite + " is " + x[(int) notFinite]);
         return column;
     }
 
