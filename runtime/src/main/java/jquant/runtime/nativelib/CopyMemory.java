@@ -20,10 +20,10 @@ import java.util.Locale;
  * mappings aligned to 2 MiB and advised onto them ({@code madvise(MADV_HUGEPAGE)}, where transparent
  * huge pages are on or "madvise"). A copy of a few megabytes on a mapping of its own would get them
  * only for the 2 MiB-aligned stretch inside it, so smaller copies are cut one after another from
- * shared {@value #SLAB_MIB} MiB slabs, and a copy of a model's tensors lies on huge pages nearly whole
- * (the sixteen-row T2P copy's kernels read it 1.15–1.23× faster so than on 4 KiB pages,
- * bench/RESULTS.md). No more is resident than is written, but for the huge page at a slab's end. Elsewhere the C
- * library's {@code aligned_alloc}. Freed when the segment (and, for a slab, every copy cut from it) is unreachable.
+ * shared {@value #SLAB_MIB} MiB slabs, and a copy of a model's tensors lies on huge pages nearly whole (the
+ * kernels read a copy from memory faster on them: bench/RESULTS.md). No more is resident than is written, but for
+ * the huge page at a slab's end. Elsewhere the C library's {@code aligned_alloc}. Freed when the segment (and, for a
+ * slab, every copy cut from it) is unreachable.
  */
 public final class CopyMemory {
 

@@ -35,7 +35,8 @@ import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
  * ({@code jq_t2p_r16}: sixteen rows' code dwords side by side, made by the first product, which then
  * drops the stored bytes' mapped pages from the process): with the rows in a register's lanes no sum
  * crosses lanes, so a token's product has nothing to fold either and reads the copy at memory speed
- * where the four-row kernels spend as long folding as multiplying (docs/runtime.md). Only the exact
+ * where the four-row kernels spend as long folding as multiplying (docs/runtime.md); a token's input reaches it
+ * quantized by the C library straight into the plain column ({@link #input(float[])}). Only the exact
  * dots ({@link #blockDots}, for the oracles) read the stored bytes then.
  */
 public final class NativeTernaryMatrix implements TernaryMatrix {
@@ -57,7 +58,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
      * batch; products prepared together read one input, so those of a layout arrange the same bytes.
      */
     private static final AlignedScratch[] COLUMNS = {new AlignedScratch(), new AlignedScratch()};
-    /** A thread's plain columns for the prefill tiles ({@link NativeKernels#tiles}), whatever the layout. */
+    /** A thread's plain columns for the prefill tiles ({@link NativeKernels#tiles}), whatever the layout, and for the sixteen-row copy. */
     private static final AlignedScratch PLAIN = new AlignedScratch();
     /** A worker's gathered codes for the prefill tiles. */
     private static final AlignedScratch GATHERED = new AlignedScratch();
