@@ -248,8 +248,8 @@ final class BenchCommand {
             // Open for its tokenizer only, then closed: held open, its pages would stay resident beside every timed load.
             try (LoadedModel vocabulary = LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, options.kernels)) {
                 tokenizer = vocabulary.tokenizer();
+                options.noteWithoutCopies(vocabulary);
             }
-            options.noteWithoutCopies(model.path);
             bench.run(tokenizer, kernels -> compute ->
                     LoadedModel.open(model.path, options.tokenizer.path, options.mode.mode, kernels, compute, LayerLoader.Policy.EAGER));
         }

@@ -46,13 +46,14 @@ final class ModelOptions {
 
     LoadedModel open(Path model) throws CheckpointException {
         LoadedModel loaded = LoadedModel.open(model, tokenizer.path, mode.mode, kernels, Compute.vector(), loading);
-        noteWithoutCopies(model);
+        noteWithoutCopies(loaded);
         return loaded;
     }
 
-    /** Says on stderr when {@code model} (opened) is too large for the copies that these options ask for ({@link KernelChoice#copies}). */
-    void noteWithoutCopies(Path model) throws CheckpointException {
-        if (!kernels.copies() || LoadedModel.copiesFit(model)) return;
+    /** Says on stderr when {@code loaded} runs without the copies these options ask for: its file was too large ({@link LoadedModel#withoutCopies}). */
+    void noteWithoutCopies(LoadedModel loaded) {
+        if (!loaded.withoutCopies()) return;
+        Path model = loaded.source();
         boolean packed = LoadedModel.isPacked(model);
         if (packed && mode.mode == PackedModelLoader.Mode.WEIGHT_ONLY && KernelSource.kernels().filter(NativeKernels::hasWeightletLanes).isPresent()) {
             System.err.printf("jquant: %s: larger than half the memory available (%s): weight-only decode reads it as stored, without "

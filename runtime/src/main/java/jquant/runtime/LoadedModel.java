@@ -26,10 +26,12 @@ import java.util.function.IntConsumer;
  * the open file or checkpoint behind it (closed with this). What {@code jquant run} and
  * {@code jquant eval} open, for library users too.
  *
- * @param pages drops a stage's pages of the mapped file from the process's resident memory ({@link #release})
+ * @param pages         drops a stage's pages of the mapped file from the process's resident memory ({@link #release})
+ * @param withoutCopies whether the kernels asked for copies ({@link KernelChoice#copies}) and the file was too large for
+ *                      them ({@link #copiesFit}): its tensors run as stored
  */
-public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource, IntConsumer pages)
-        implements AutoCloseable {
+public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, Tokenizer tokenizer, AutoCloseable resource, IntConsumer pages,
+                          boolean withoutCopies) implements AutoCloseable {
 
     /**
      * Drops the pages of stage {@code stage} (numbered as {@link LayerLoader}'s: 0 the embedding, l + 1 block
@@ -72,15 +74,17 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        if (isPacked(path)) return openPacked(path, mode, kernels.copies() && copiesFit(path), compute, loading);
+        boolean fit = copiesFit(path), withoutCopies = kernels.copies() && !fit;
+        if (isPacked(path)) return openPacked(path, mode, kernels.copies() && fit, withoutCopies, compute, loading);
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
             Vocabulary v = c.vocabulary().or(() -> Optional.ofNullable(otherwise)).orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
-            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, copiesFit(path))).withGate(loader);
-            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage));
+            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, fit)).withGate(loader);
+            return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage),
+                    withoutCopies);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;
@@ -150,8 +154,8 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      * A packed file opened without reading its layers: the loader verifies each layer's CRC-32C as it
      * pages it in, and the forward pass uses no layer before it has passed.
      */
-    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, boolean lanes, Compute compute, LayerLoader.Policy loading)
-            throws CheckpointException {
+    private static LoadedModel openPacked(Path path, PackedModelLoader.Mode mode, boolean lanes, boolean withoutCopies, Compute compute,
+                                          LayerLoader.Policy loading) throws CheckpointException {
         JqwFile f = JqwFile.openWithoutLayerChecksums(path);
         try {
             KernelWarmup.start(f.tensors().values().stream().filter(t -> !t.parts().isEmpty()).findFirst()
@@ -164,7 +168,8 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
             LayerLoader loader = LayerLoader.start(stages, loading);
             LlamaModel model = PackedModelLoader.load(f, compute, mode, lanes).withGate(loader);
             // The file's layers are not slices we keep; dropping the whole mapping's pages is as cheap and leaves the next layer to the loader.
-            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f), stage -> f.unload());
+            return new LoadedModel(path, v, model, tokenizer(path, v, model.config().vocabSize()), closing(loader, f), stage -> f.unload(),
+                    withoutCopies);
         } catch (CheckpointException | RuntimeException e) {
             f.close();
             throw e;

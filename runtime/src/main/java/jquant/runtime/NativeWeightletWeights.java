@@ -7,6 +7,7 @@ import jquant.formats.weightlet.PackedTensor;
 import jquant.formats.weightlet.WeightletLayout;
 import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.KernelSource;
+import jquant.runtime.nativelib.LazyCopy;
 import jquant.runtime.nativelib.NativeKernels;
 
 /**
@@ -31,7 +32,7 @@ final class NativeWeightletWeights implements LinearWeights {
     private final int out, in, padded;
     /** Whether weight-only decode runs on {@link #lanes}; the copy is made at the first decode. */
     private final boolean onLanes;
-    private volatile WeightletLanes lanes;
+    private final LazyCopy<WeightletLanes> lanes = new LazyCopy<>(this::makeLanes);
     /**
      * A thread's int8 input for the npu kernel, padded with zeros to whole groups: no array a call. One
      * a matrix: each quantizes with its own input scale, and products of one input are prepared together.
@@ -71,19 +72,11 @@ final class NativeWeightletWeights implements LinearWeights {
                 .<LinearWeights>map(k -> new NativeWeightletWeights(twin, k, lanes)).orElse(twin);
     }
 
-    /** The lanes copy, made by the first caller, which then drops the stored bytes' mapped pages from the process. */
-    private WeightletLanes lanes() {
-        WeightletLanes l = lanes;
-        if (l == null) {
-            synchronized (this) {
-                l = lanes;
-                if (l == null) {
-                    lanes = l = new WeightletLanes(twin.packed, scales, kernels, twin.compute.pool());
-                    // Decode no longer reads the stored pages: out of the resident set, so the copy replaces them (prefill pages them back in).
-                    if (data.isMapped()) data.unload();
-                }
-            }
-        }
+    /** The lanes copy; then the stored bytes' mapped pages leave the process. */
+    private WeightletLanes makeLanes() {
+        WeightletLanes l = new WeightletLanes(twin.packed, scales, kernels, twin.compute.pool());
+        // Decode no longer reads the stored pages: out of the resident set, so the copy replaces them (prefill pages them back in).
+        if (data.isMapped()) data.unload();
         return l;
     }
 
@@ -123,7 +116,7 @@ final class NativeWeightletWeights implements LinearWeights {
         }
         MemorySegment act = MemorySegment.ofArray(x).asSlice(4L * t * in, 4L * in);
         if (onLanes) {
-            WeightletLanes l = lanes();
+            WeightletLanes l = lanes.get();
             MemorySegment at = MemorySegment.ofArray(l.offsets), width = MemorySegment.ofArray(l.bits);
             MemorySegment order = MemorySegment.ofArray(l.order), scale = MemorySegment.ofArray(l.scales);
             return new RowGroups(l.order.length, 4L * in, (r0, r1) -> kernels.weightletLanesF32(l.data, at.asSlice(8L * r0),

@@ -11,6 +11,7 @@ import jquant.runtime.LinearWeights;
 import jquant.runtime.LinearWeights.RowGroups;
 import jquant.runtime.nativelib.AlignedScratch;
 import jquant.runtime.nativelib.CopyMemory;
+import jquant.runtime.nativelib.LazyCopy;
 import jquant.runtime.nativelib.NativeKernels;
 import jquant.runtime.nativelib.NativeKernels.TernaryLayout;
 
@@ -50,7 +51,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
     /** T2P on the sixteen-row copy ({@link #r16}), or on the stored bytes. */
     private final boolean onR16;
     /** The sixteen-row copy, made by the first product that needs it. */
-    private volatile MemorySegment r16;
+    private final LazyCopy<MemorySegment> r16 = new LazyCopy<>(this::makeR16);
     private final WorkerPool pool;
     private final NativeKernels kernels;
     /**
@@ -171,7 +172,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
 
     private RowGroups groups(MemorySegment column, MemorySegment y) {
         if (!onR16) return new RowGroups(rows, 4L * cols, (r0, r1) -> runRows(r0, r1, column, 1, y, null));
-        MemorySegment copy = r16();
+        MemorySegment copy = r16.get();
         return new RowGroups(rows, TILE_ROWS, (long) TILE_ROWS * cols, (r0, r1) -> runR16(copy, r0, r1, column, 1, y), true);
     }
 
@@ -180,7 +181,7 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
         TernaryMatrix.checkColumns(cols, xs);
         TernaryMatrix.checkOutput(rows, xs.length, y);
         if (onR16) {
-            MemorySegment copy = r16(), act = plain(xs), ys = MemorySegment.ofArray(y);
+            MemorySegment copy = r16.get(), act = plain(xs), ys = MemorySegment.ofArray(y);
             pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols * xs.length,
                     (worker, start, end) -> runR16(copy, TILE_ROWS * start, Math.min(rows, TILE_ROWS * end), act, xs.length, ys));
             return;
@@ -243,22 +244,13 @@ public final class NativeTernaryMatrix implements TernaryMatrix {
      * The sixteen-row copy, made by the first product on every thread of the pool (most of its time is the first touch of
      * fresh pages, which the threads share); the stored bytes' pages then leave the process (only the exact dots read them again).
      */
-    private MemorySegment r16() {
-        MemorySegment copy = r16;
-        if (copy == null) {
-            synchronized (this) {
-                copy = r16;
-                if (copy == null) {
-                    MemorySegment to = CopyMemory.allocate(NativeKernels.t2pR16Bytes(rows, blocks), 64);
-                    long groupBytes = NativeKernels.t2pR16Bytes(TILE_ROWS, blocks);
-                    pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols, (worker, start, end) -> kernels.t2pR16(
-                            data.asSlice(start * 4L * quadBytes), Math.min(rows, TILE_ROWS * end) - TILE_ROWS * start, blocks, to.asSlice(start * groupBytes)));
-                    r16 = copy = to;
-                    if (data.isMapped()) data.unload();
-                }
-            }
-        }
-        return copy;
+    private MemorySegment makeR16() {
+        MemorySegment to = CopyMemory.allocate(NativeKernels.t2pR16Bytes(rows, blocks), 64);
+        long groupBytes = NativeKernels.t2pR16Bytes(TILE_ROWS, blocks);
+        pool.forRange((rows + TILE_ROWS - 1) / TILE_ROWS, (long) TILE_ROWS * cols, (worker, start, end) -> kernels.t2pR16(
+                data.asSlice(start * 4L * quadBytes), Math.min(rows, TILE_ROWS * end) - TILE_ROWS * start, blocks, to.asSlice(start * groupBytes)));
+        if (data.isMapped()) data.unload();
+        return to;
     }
 
     /** Rows {@code [r0, r1)} ({@code r0} a multiple of four) of {@link #run}'s product, one native call. */
