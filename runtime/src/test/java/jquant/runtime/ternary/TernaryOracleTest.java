@@ -231,8 +231,10 @@ class TernaryOracleTest {
     static Stream<Arguments> tiledShapes() {
         int cols = 128 * 38;
         // 132 rows, 33 row groups: several batches of 6 (T2P) or 6..16 rows (stock), with a remainder; 20 and 52 rows: an even
-        // count of sixteen-row groups whose last is short, the second of the decode kernel's two streams on the sixteen-row copy
-        return kernels().stream().flatMap(f -> Stream.of(132, 20, 52).map(rows -> Arguments.of(f, rows, cols)));
+        // count of sixteen-row groups whose last is short, the second of the decode kernel's two streams on the sixteen-row copy;
+        // T2P with 37 blocks a row: an odd count of blocks
+        return kernels().stream().flatMap(f -> Stream.concat(Stream.of(132, 20, 52).map(rows -> Arguments.of(f, rows, cols)),
+                f.format() == DType.T2P ? Stream.of(Arguments.of(f, 52, 128 * 37)) : Stream.empty()));
     }
 
     @Test
