@@ -74,17 +74,20 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
      */
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
-        boolean fit = copiesFit(path), withoutCopies = kernels.copies() && !fit;
-        if (isPacked(path)) return openPacked(path, mode, kernels.copies() && fit, withoutCopies, compute, loading);
+        if (isPacked(path)) {
+            boolean fit = copiesFit(path);
+            return openPacked(path, mode, kernels.copies() && fit, kernels.copies() && !fit, compute, loading);
+        }
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
+            boolean fit = copiesFit(path);
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
             Vocabulary v = c.vocabulary().or(() -> Optional.ofNullable(otherwise)).orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
             LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, fit)).withGate(loader);
             return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage),
-                    withoutCopies);
+                    kernels.copies() && !fit);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;
