@@ -134,6 +134,43 @@ static inline __attribute__((always_inline)) float32x4_t i8x4_floats(const int8_
 #define FV_SET(v) vdupq_n_f32(v)
 #include "chains.h"
 
+/* ---------------------------------------------------------------- attention (attention.h) */
+
+/* Lane j: lane_sum(set[j]), four sums at once: the sets transposed, then added in lane order from zero. */
+static inline __attribute__((always_inline)) float32x4_t lane_sums4(const float32x4_t set[4]) {
+    float32x4x2_t a = vtrnq_f32(set[0], set[1]), b = vtrnq_f32(set[2], set[3]);
+    float32x4_t sum = vdupq_n_f32(0.0f);
+    sum = vaddq_f32(sum, vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0])));
+    sum = vaddq_f32(sum, vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1])));
+    sum = vaddq_f32(sum, vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0])));
+    return vaddq_f32(sum, vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1])));
+}
+
+/* Lanes [0, n) of p (n < 4), the others zero; lanes [0, n) stored; lane j < n: p[j · stride], the others zero. */
+static inline __attribute__((always_inline)) float32x4_t att_tail_load(const float *p, int n) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    memcpy(t, p, 4 * (size_t) n);
+    return vld1q_f32(t);
+}
+static inline __attribute__((always_inline)) void att_tail_store(float *p, float32x4_t v, int n) {
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, 4 * (size_t) n);
+}
+static inline __attribute__((always_inline)) float32x4_t att_gather(const float *p, int64_t stride, int n) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < n; j++) t[j] = p[j * stride];
+    return vld1q_f32(t);
+}
+#define FV_ADD(a, b) vaddq_f32(a, b)
+#define ATT_TAIL_LOAD(p, n) att_tail_load(p, n)
+#define ATT_TAIL_STORE(p, v, n) att_tail_store(p, v, n)
+#define ATT_INDEX int64_t
+#define ATT_STRIDES(stride) ((int64_t) (stride))
+#define ATT_GATHER(p, strides, n) att_gather(p, strides, n)
+#define ATT_LANE_SUMS(set) lane_sums4(set)
+#include "attention.h"
+
 /* ---------------------------------------------------------------- weightlets */
 
 #define WL_IACC int32x4_t

@@ -2,7 +2,8 @@
  * The native kernels of one instruction set (SUFFIX, with LANES float lanes) on seeded data, checked
  * bit for bit against plain loops written here: T2P and TQ2_0 dots and floats (the shared formula,
  * which does not depend on the lanes), float16, Q4_0 and weight-only weightlet rows by LANES fused
- * multiply-add chains, npu weightlet rows (exact integer dots), and llama.cpp's block types times quantized activations (the integer block kernels' formula). The
+ * multiply-add chains, npu weightlet rows (exact integer dots), llama.cpp's block types times quantized activations (the integer block kernels' formula),
+ * and attention's scores and weighted sums (LANES chains, as the Java vector kernels at that width). The
  * Java oracle tests cover the x86 instruction sets in ./run-tests; this program is how the arm64
  * (NEON) kernels are run on an x86 machine, under qemu (scripts/check-arm64-kernels). Exit 0 when all
  * are equal.
@@ -36,6 +37,10 @@ void K(jq_gg_q4_0_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const i
 void K(jq_gg_q4_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
 void K(jq_gg_q5_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
 void K(jq_gg_q6_k_)(const uint8_t *, int64_t, int32_t, int32_t, int32_t, const int8_t *, const float *, const int16_t *, float *, int64_t);
+void K(jq_attn_scores_)(const float *q, int32_t qOff, int32_t qStride, int32_t rows, int32_t dims, float scale, const float *k, int32_t kOff,
+                        int32_t kStride, int32_t len, float *s, int32_t sOff, int32_t sStride);
+void K(jq_attn_sums_)(const float *s, int32_t sOff, int32_t sStride, int32_t rows, const float *v, int32_t vOff, int32_t vStride, int32_t dims,
+                      int32_t len, float *out, int32_t outOff, int32_t outStride);
 static uint32_t seed = 12345;
 static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed >> 8; }
 static float half(uint16_t h) { uint32_t s = (uint32_t) (h & 0x8000) << 16, e = (h >> 10) & 31, m = h & 1023, b; float f;
@@ -192,6 +197,32 @@ int main(void) {
     gg[t](w, rb, rows - 1, gc, 1, gq, gd, gs, gy, rows);
     snprintf(what, sizeof what, "%s block dots, 1 column", names[t]); expect(what, !memcmp(gy, gref, (rows - 1) * 4));
     free(w); free(gq); free(gd); free(gs); free(gy); free(gref); }
+  /* attention: rows of 1..6 heads, 64 and 10 dimensions, lengths from a tail alone to several vectors of LANES positions;
+     keys and values dimension-major with a stride of 80 positions */
+  { int cap = 80, lens[5] = {3, 16, 37, 64, 71}, dimsOf[2] = {64, 10};
+    float *aq = malloc(6 * 64 * 4), *ak = malloc(64 * cap * 4), *as = malloc(6 * cap * 4), *aref = malloc(6 * cap * 4), *ao = malloc(6 * 64 * 4);
+    for (int i = 0; i < 6 * 64; i++) aq[i] = ((int) (rnd() % 2001) - 1000) * 1e-3f;
+    for (int i = 0; i < 64 * cap; i++) ak[i] = ((int) (rnd() % 2001) - 1000) * 1e-3f;
+    for (int di = 0; di < 2; di++) for (int li = 0; li < 5; li++) for (int nr = 1; nr <= 6; nr++) {
+      int dims = dimsOf[di], len = lens[li], bound = len / L * L; float scale = 0.125f;
+      /* scores: each position a chain over ascending dimensions, fused within whole vectors, multiplied then added past them */
+      for (int r = 0; r < nr; r++) for (int p = 0; p < len; p++) { float a = 0.0f;
+        for (int d = 0; d < dims; d++) { float b = aq[r * dims + d] * scale; if (p < bound) a = fmaf(ak[d * cap + p], b, a); else { float m = ak[d * cap + p] * b; a = a + m; } }
+        aref[r * cap + p] = a; }
+      K(jq_attn_scores_)(aq, 0, dims, nr, dims, scale, ak, 0, cap, len, as, 0, cap);
+      int ok = 1; for (int r = 0; r < nr; r++) ok &= !memcmp(as + r * cap, aref + r * cap, 4 * len);
+      char what[80]; snprintf(what, sizeof what, "attention scores, %d rows, %d dims, length %d", nr, dims, len); expect(what, ok);
+      /* weighted sums of those scores: LANES chains over the whole vectors, summed in lane order, plus the tail added in order */
+      for (int r = 0; r < nr; r++) for (int d = 0; d < dims; d++) { float ch[16] = {0}, t = 0.0f, sum = 0.0f;
+        for (int p = 0; p < bound; p++) ch[p % L] = fmaf(aref[r * cap + p], ak[d * cap + p], ch[p % L]);
+        for (int c = 0; c < L; c++) sum += ch[c];
+        for (int p = bound; p < len; p++) { float m = aref[r * cap + p] * ak[d * cap + p]; t = t + m; }
+        ao[r * dims + d] = sum + t; }
+      float *got = malloc(6 * 64 * 4);
+      K(jq_attn_sums_)(aref, 0, cap, nr, ak, 0, cap, dims, len, got, 0, dims);
+      snprintf(what, sizeof what, "attention weighted sums, %d rows, %d dims, length %d", nr, dims, len); expect(what, !memcmp(got, ao, 4 * nr * dims));
+      free(got); }
+    free(aq); free(ak); free(as); free(aref); free(ao); }
   printf("%s: %d failures\n", fails ? "FAILED" : "all equal", fails);
   return fails != 0;
 }

@@ -21,11 +21,11 @@ public final class NativeAttentionKernels extends VectorKernels {
 
     /**
      * The vector kernels, with attention on the C library's where the process uses native kernels
-     * ({@link KernelSource}) and an instruction set with the vector kernels' lane count has them.
+     * ({@link KernelSource}) on an instruction set with the vector kernels' lane count.
      */
     public static Kernels vector() {
-        return KernelSource.kernelsWithFloatLanes(VectorWidth.FLOATS.length()).filter(NativeKernels::hasAttention)
-                .<Kernels>map(NativeAttentionKernels::new).orElseGet(VectorKernels::new);
+        return KernelSource.kernelsWithFloatLanes(VectorWidth.FLOATS.length()).<Kernels>map(NativeAttentionKernels::new)
+                .orElseGet(VectorKernels::new);
     }
 
     @Override

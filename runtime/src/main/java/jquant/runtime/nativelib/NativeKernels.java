@@ -40,7 +40,7 @@ public final class NativeKernels {
     private final MethodHandle[] rows = new MethodHandle[RowType.values().length];
     private final MethodHandle[] blockDots = new MethodHandle[RowType.values().length];
     private final MethodHandle tilesF16;
-    /** Attention's scores and weighted sums on this instruction set's float lanes (AVX-512 and AVX2; null on NEON). */
+    /** Attention's scores and weighted sums on this instruction set's float lanes. */
     private final MethodHandle attentionScores, attentionSums;
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
@@ -70,9 +70,9 @@ public final class NativeKernels {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         tilesF16 = lib.downcall("jq_tiles_f16_" + isa.suffix,
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
-        attentionScores = isa.bits < 256 ? null : lib.downcall("jq_attn_scores_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
+        attentionScores = lib.downcall("jq_attn_scores_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        attentionSums = isa.bits < 256 ? null : lib.downcall("jq_attn_sums_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
+        attentionSums = lib.downcall("jq_attn_sums_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
                 JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
         for (RowType t : RowType.values()) {
             rows[t.ordinal()] = lib.downcall("jq_rows_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_" + isa.suffix,
@@ -326,12 +326,9 @@ public final class NativeKernels {
         }
     }
 
-    /** Whether this instruction set has attention's kernels ({@link #attentionScores}, {@link #attentionSums}): AVX-512 and AVX2 have. */
-    public boolean hasAttention() { return attentionScores != null; }
-
     /**
      * {@code jq_attn_scores}: {@code jquant.runtime.kernels.Kernels#scores} (offsets and strides in floats) with the
-     * bits of the Java vector kernels on this instruction set's float lanes. Only where {@link #hasAttention}.
+     * bits of the Java vector kernels on this instruction set's float lanes.
      */
     public void attentionScores(MemorySegment q, int qOff, int qStride, int rows, int dims, float scale, MemorySegment k, int kOff, int kStride,
                                 int len, MemorySegment s, int sOff, int sStride) {
@@ -344,7 +341,7 @@ public final class NativeKernels {
 
     /**
      * {@code jq_attn_sums}: {@code jquant.runtime.kernels.Kernels#weightedSums} (offsets and strides in floats) with the
-     * bits of the Java vector kernels on this instruction set's float lanes. Only where {@link #hasAttention}.
+     * bits of the Java vector kernels on this instruction set's float lanes.
      */
     public void attentionSums(MemorySegment s, int sOff, int sStride, int rows, MemorySegment v, int vOff, int vStride, int dims, int len,
                               MemorySegment out, int outOff, int outStride) {

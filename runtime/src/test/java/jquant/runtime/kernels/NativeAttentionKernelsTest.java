@@ -25,7 +25,7 @@ class NativeAttentionKernelsTest {
     static Stream<Arguments> cases() {
         List<Arguments> all = new ArrayList<>();
         for (NativeKernels k : NativeKernels.supported()) {
-            if (!k.hasAttention() || k.isa().bits / Float.SIZE != VectorWidth.FLOATS.length()) continue;
+            if (k.isa().bits / Float.SIZE != VectorWidth.FLOATS.length()) continue;
             for (int rows : new int[] {1, 2, 3, 4, 5, 9})
                 for (int dims : new int[] {1, 5, 16, 20, 64, 128})
                     for (int len : new int[] {1, 7, 8, 9, 15, 16, 17, 24, 32, 33, 63, 64, 65, 100, 129, 300}) all.add(Arguments.of(k, rows, dims, len));
@@ -69,7 +69,7 @@ class NativeAttentionKernelsTest {
     }
 
     static Stream<Arguments> libraries() {
-        return NativeKernels.supported().stream().filter(NativeKernels::hasAttention).map(Arguments::of);
+        return NativeKernels.supported().stream().map(Arguments::of);
     }
 
     /** Mostly ±1-ish values, with every 13th a signed zero, a subnormal, or a value far larger or smaller. */
