@@ -190,29 +190,60 @@ static inline __attribute__((always_inline)) __m512i r16_activations(const int8_
 #define R16_CODES(b, place) (r16 + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) (b) * R16_CODES_BYTES + 64 * (place))
 #define R16_SCALES_OF(b) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (r16 + 2 * TILE_ROWS * (b))))
 
+/* How far ahead of its codes each stream of the decode kernel prefetches. For the kernel as it is below, 4 KiB
+   beat the quad kernels' 8 (and 2 KiB; a C harness of a token's products, bench/RESULTS.md), where for the
+   kernel before it 8 had beaten 4. */
+#define R16_AHEAD 4096
+
 /*
- * Block b of an R16 group against one plain column (x its block's activations, sum and scale the
- * column's block sum and scale): the four slots' dot products in four registers (as an array in a rolled
- * loop GCC kept them moving between registers), their sum less the block sum the sixteen rows' exact dots,
- * added to f by the shared formula. The codes are prefetched QUAD_AHEAD bytes ahead, as the quad kernels
- * do (the scales, 1/17 of the bytes, left to the hardware prefetcher).
+ * One place's code dwords (t) against the four activations each of its slots meets, into four sums: slot s
+ * kept in place by a mask (4^s times its value 0..3, an unsigned byte up to 192), so each slot costs one
+ * vpandd where the slot unpacker costs a vgf2p8affineqb (the decode kernel from L1 1.10-1.13 times as fast,
+ * bench/RESULTS.md); r16_dot shifts the sums back down.
  */
-static inline __attribute__((always_inline)) __m512 r16_block(const uint8_t *group, int32_t blocks, int32_t b, const int8_t *x,
-                                                              int32_t sum, float scale, __m512 f) {
-    const uint8_t *block = group + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) b * R16_CODES_BYTES;
-    for (int l = 0; l < R16_CODES_BYTES; l += 64) JQK_PREFETCH_NTA(block + QUAD_AHEAD + l);
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    _Pragma("GCC unroll 8")
-    for (int place = 0; place < TILE_PLACES; place++) {
-        __m512i t = _mm512_loadu_si512(block + 64 * place);
-        a0 = _mm512_dpbusd_epi32(a0, tile_slot(t, 0), r16_activations(x, place, 0));
-        a1 = _mm512_dpbusd_epi32(a1, tile_slot(t, 1), r16_activations(x, place, 1));
-        a2 = _mm512_dpbusd_epi32(a2, tile_slot(t, 2), r16_activations(x, place, 2));
-        a3 = _mm512_dpbusd_epi32(a3, tile_slot(t, 3), r16_activations(x, place, 3));
-    }
-    __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)), _mm512_set1_epi32(sum));
+#define R16_PLACE(t, x, place, a0, a1, a2, a3)                                                                                   \
+    do {                                                                                                                         \
+        a0 = _mm512_dpbusd_epi32(a0, _mm512_and_si512(t, _mm512_set1_epi8(0x03)), r16_activations(x, place, 0));                \
+        a1 = _mm512_dpbusd_epi32(a1, _mm512_and_si512(t, _mm512_set1_epi8(0x0C)), r16_activations(x, place, 1));                \
+        a2 = _mm512_dpbusd_epi32(a2, _mm512_and_si512(t, _mm512_set1_epi8(0x30)), r16_activations(x, place, 2));                \
+        a3 = _mm512_dpbusd_epi32(a3, _mm512_and_si512(t, _mm512_set1_epi8((char) 0xC0)), r16_activations(x, place, 3));         \
+    } while (0)
+
+/* A block's sixteen exact dots from its slots' sums (each 4^s times slot s's: exact multiples, so the shifts are
+   exact), added to f by the shared formula with the block's scales from the group's head. */
+static inline __attribute__((always_inline)) __m512 r16_dot(__m512i a0, __m512i a1, __m512i a2, __m512i a3, const uint8_t *group, int32_t b,
+                                                            int32_t sum, float scale, __m512 f) {
+    __m512i slots = _mm512_add_epi32(_mm512_add_epi32(a0, _mm512_srai_epi32(a1, 2)), _mm512_add_epi32(_mm512_srai_epi32(a2, 4), _mm512_srai_epi32(a3, 6)));
+    __m512i dot = _mm512_sub_epi32(slots, _mm512_set1_epi32(sum));
     __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (group + 2 * TILE_ROWS * b)));
     return _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(scale))));
+}
+
+/*
+ * Block b of an R16 group (first), and with `two` of a second group beside it, against one plain column (x its
+ * block's activations, sum and scale the column's block sum and scale), added to f (and h). The two groups go
+ * place by place together, so that each slot's activations are broadcast once for both and live only briefly
+ * (a block of one group after the other's, GCC kept the 32 broadcasts for the second and spilled them to the
+ * stack: the kernel from L1 1.16-1.19 times slower). Each group's four slot sums are named registers (as an array in a
+ * rolled loop GCC kept them moving between registers). The codes are prefetched R16_AHEAD bytes ahead in each
+ * group (the scales, 1/17 of the bytes, left to the hardware prefetcher).
+ */
+static inline __attribute__((always_inline)) void r16_blocks(const uint8_t *first, const uint8_t *second, int two, int32_t blocks, int32_t b,
+                                                             const int8_t *x, int32_t sum, float scale, __m512 *f, __m512 *h) {
+    const uint8_t *p = first + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) b * R16_CODES_BYTES;
+    const uint8_t *q = two ? second + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) b * R16_CODES_BYTES : p;
+    for (int l = 0; l < R16_CODES_BYTES; l += 64) {
+        JQK_PREFETCH_NTA(p + R16_AHEAD + l);
+        if (two) JQK_PREFETCH_NTA(q + R16_AHEAD + l);
+    }
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+    _Pragma("GCC unroll 8")
+    for (int place = 0; place < TILE_PLACES; place++) {
+        R16_PLACE(_mm512_loadu_si512(p + 64 * place), x, place, a0, a1, a2, a3);
+        if (two) R16_PLACE(_mm512_loadu_si512(q + 64 * place), x, place, c0, c1, c2, c3);
+    }
+    *f = r16_dot(a0, a1, a2, a3, first, b, sum, scale, *f);
+    if (two) *h = r16_dot(c0, c1, c2, c3, second, b, sum, scale, *h);
 }
 
 /* Where group g's sixteen outputs go: all of them, or those of rows below `rows`. */
@@ -247,18 +278,14 @@ JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32
     for (int32_t i = 0; i < half; i++) {
         const uint8_t *first = r16 + i * groupBytes, *second = r16 + (half + i) * groupBytes;
         __m512 f = _mm512_setzero_ps(), h = f;
-        for (int32_t b = 0; b < blocks; b++) {
-            const int8_t *x = act + 128 * (int64_t) b;
-            f = r16_block(first, blocks, b, x, sums[b], scales[b], f);
-            h = r16_block(second, blocks, b, x, sums[b], scales[b], h);
-        }
+        for (int32_t b = 0; b < blocks; b++) r16_blocks(first, second, 1, blocks, b, act + 128 * (int64_t) b, sums[b], scales[b], &f, &h);
         r16_store(y, rows, i, f);
         r16_store(y, rows, half + i, h);
     }
     if (groups % 2 != 0) {
         const uint8_t *last = r16 + (groups - 1) * groupBytes;
         __m512 f = _mm512_setzero_ps();
-        for (int32_t b = 0; b < blocks; b++) f = r16_block(last, blocks, b, act + 128 * (int64_t) b, sums[b], scales[b], f);
+        for (int32_t b = 0; b < blocks; b++) r16_blocks(last, NULL, 0, blocks, b, act + 128 * (int64_t) b, sums[b], scales[b], &f, NULL);
         r16_store(y, rows, groups - 1, f);
     }
 }
