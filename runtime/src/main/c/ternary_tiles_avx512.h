@@ -190,9 +190,8 @@ static inline __attribute__((always_inline)) __m512i r16_activations(const int8_
 #define R16_CODES(b, place) (r16 + 2 * TILE_ROWS * (int64_t) blocks + (int64_t) (b) * R16_CODES_BYTES + 64 * (place))
 #define R16_SCALES_OF(b) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (r16 + 2 * TILE_ROWS * (b))))
 
-/* How far ahead of its codes each stream of the decode kernel prefetches. For the kernel as it is below, 4 KiB
-   beat the quad kernels' 8 (and 2 KiB; a C harness of a token's products, bench/RESULTS.md), where for the
-   kernel before it 8 had beaten 4. */
+/* How far ahead of its codes each stream of the decode kernel prefetches: 4 KiB beat the quad kernels' 8, and 2,
+   in a C harness of a token's products (bench/RESULTS.md). */
 #define R16_AHEAD 4096
 
 /*
