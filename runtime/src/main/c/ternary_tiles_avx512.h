@@ -256,10 +256,10 @@ static inline __attribute__((always_inline)) void r16_store(float *y, int32_t ro
  * Rows [0, rows) of an R16 copy (jq_t2p_r16; from its first group) against `columns` plain columns at act
  * (jq_t2p_tiles' form), y[c * ystride + row] by the shared formula: the quad kernels' bits. One column (decode)
  * reads two streams: group i of the call's first half of groups beside group i of its second, block by
- * block, so that a core keeps the lines of two streams in flight (one stream read from memory about as fast
- * as a plain read of one stream, which is slower than of two: 1.10–1.21 times as fast in a C harness of a
- * token's products, bench/RESULTS.md). Each group's sums are those of it alone. More columns run TILE_COLS at
- * a time, as the tiles.
+ * block (r16_blocks), so that a core keeps the lines of two streams in flight (one stream read from memory about
+ * as fast as a plain read of one stream, which is slower than of two: 1.10–1.21 times as fast in a C harness of a
+ * token's products; four streams were slower on two threads, bench/RESULTS.md). Each group's sums are those of it
+ * alone. More columns run TILE_COLS at a time, as the tiles.
  */
 JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32_t blocks, int32_t columns, const int8_t *act,
                                           float *y, int64_t ystride) {
