@@ -75,19 +75,19 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
     public static LoadedModel open(Path path, Path tokenizer, Vocabulary otherwise, PackedModelLoader.Mode mode, KernelChoice kernels,
                                    Compute compute, LayerLoader.Policy loading) throws CheckpointException {
         if (isPacked(path)) {
-            boolean fit = copiesFit(path);
-            return openPacked(path, mode, kernels.copies() && fit, kernels.copies() && !fit, compute, loading);
+            boolean copies = copiesMade(kernels, path);
+            return openPacked(path, mode, copies, kernels.copies() && !copies, compute, loading);
         }
         Checkpoint c = Checkpoints.open(path, tokenizer);
         try {
-            boolean fit = copiesFit(path);
+            boolean copies = copiesMade(kernels, path);
             KernelWarmup.start(c.tensor(TensorKind.EMBEDDING, 0).data());
             Vocabulary v = c.vocabulary().or(() -> Optional.ofNullable(otherwise)).orElseThrow(() -> new CheckpointException(path,
                     "no tokenizer found: pass --tokenizer, or put tokenizer.bin beside the checkpoint"));
             LayerLoader loader = LayerLoader.start(stages(c), loading);
-            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, fit)).withGate(loader);
+            LlamaModel model = LlamaModel.load(c, compute, kernels.factory(compute, copies)).withGate(loader);
             return new LoadedModel(path, v, model, tokenizer(path, v, c.config().vocabSize()), closing(loader, c), stage -> release(c, stage),
-                    kernels.copies() && !fit);
+                    kernels.copies() && !copies);
         } catch (CheckpointException | RuntimeException e) {
             c.close();
             throw e;
@@ -137,6 +137,11 @@ public record LoadedModel(Path source, Vocabulary vocabulary, LlamaModel model, 
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** Whether {@code kernels} make their copies of the file at {@code path}: they ask for them and the file fits ({@link #copiesFit}; the memory read only then). */
+    private static boolean copiesMade(KernelChoice kernels, Path path) throws CheckpointException {
+        return kernels.copies() && copiesFit(path);
     }
 
     /**
