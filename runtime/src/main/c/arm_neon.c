@@ -169,6 +169,7 @@ static inline __attribute__((always_inline)) float32x4_t att_gather(const float 
 #define ATT_STRIDES(stride) ((int64_t) (stride))
 #define ATT_GATHER(p, strides, n) att_gather(p, strides, n)
 #define ATT_LANE_SUMS(set) lane_sums4(set)
+#define ATT_PASS 4
 #include "attention.h"
 
 /* ---------------------------------------------------------------- weightlets */

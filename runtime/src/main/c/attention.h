@@ -17,10 +17,42 @@
  * the other lanes zero) and ATT_TAIL_STORE(p, v, n) (n <= FV_LANES lanes); ATT_INDEX (an int vector),
  * ATT_STRIDES(stride) (lane j: j · stride, wrapping) and ATT_GATHER(p, strides, n) (lane j < n:
  * p[j · stride], else zero; j · stride for j < n is an int32, as the caller's bounds on the value array
- * keep it); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]), for FV_LANES sets).
+ * keep it); ATT_LANE_SUMS(set) (lane j: lane_sum(set[j]), for FV_LANES sets); ATT_PASS (1 or 4), the most
+ * vectors of positions a pass of the scores takes (its four rows' accumulators held in registers).
  */
 
-/* Rows [0, NR) of the scores at positions [0, len). */
+/*
+ * Rows [0, NR) of the scores at positions [p, p + NV · FV_LANES + n): NV < 4 whole vectors and, where n > 0, the
+ * tail of n < FV_LANES positions, in one pass over the dimensions (a pass each left its four chains waiting on the
+ * fused multiply-add's latency).
+ */
+static inline __attribute__((always_inline)) void att_scores_pass(const float *q, int32_t qStride, int32_t dims, float scale, const int NR, const float *k,
+                                                                  int64_t kStride, int32_t p, const int NV, int32_t n,
+                                                                  float *s, int64_t sStride) {
+    FV a[4][4];
+    for (int r = 0; r < NR; r++) for (int i = 0; i <= NV; i++) a[r][i] = FV_ZERO;
+    for (int32_t d = 0; d < dims; d++) {
+        const float *kd = k + d * kStride + p;
+        FV kv[4];
+        for (int i = 0; i < NV; i++) kv[i] = FV_LOAD(kd + i * FV_LANES);
+        if (n > 0) kv[NV] = ATT_TAIL_LOAD(kd + NV * FV_LANES, n);
+        for (int r = 0; r < NR; r++) {
+            FV b = FV_SET(q[r * qStride + d] * scale);
+            for (int i = 0; i < NV; i++) a[r][i] = FV_FMA(kv[i], b, a[r][i]);
+            if (n > 0) a[r][NV] = FV_ADD(a[r][NV], FV_MUL(kv[NV], b));
+        }
+    }
+    for (int r = 0; r < NR; r++) {
+        for (int i = 0; i < NV; i++) FV_STORE(s + r * sStride + p + i * FV_LANES, a[r][i]);
+        if (n > 0) ATT_TAIL_STORE(s + r * sStride + p + NV * FV_LANES, a[r][NV], n);
+    }
+}
+
+/*
+ * Rows [0, NR) of the scores at positions [0, len): blocks of four vectors, then what is left (up to three
+ * vectors and the tail) in one pass, or, where the ISA has fewer registers, in passes of ATT_PASS whole vectors
+ * and one for the tail.
+ */
 static inline __attribute__((always_inline)) void att_scores_rows(const float *q, int32_t qStride, const int NR, int32_t dims, float scale,
                                                                   const float *k, int64_t kStride, int32_t len, float *s, int64_t sStride) {
     int32_t bound = len / FV_LANES * FV_LANES, p = 0;
@@ -40,24 +72,16 @@ static inline __attribute__((always_inline)) void att_scores_rows(const float *q
         }
         for (int r = 0; r < NR; r++) for (int i = 0; i < 4; i++) FV_STORE(s + r * sStride + p + FV_LANES * i, a[r][i]);
     }
-    for (; p < bound; p += FV_LANES) {
-        FV a[4];
-        for (int r = 0; r < NR; r++) a[r] = FV_ZERO;
-        for (int32_t d = 0; d < dims; d++) {
-            FV kv = FV_LOAD(k + d * kStride + p);
-            for (int r = 0; r < NR; r++) a[r] = FV_FMA(kv, FV_SET(q[r * qStride + d] * scale), a[r]);
-        }
-        for (int r = 0; r < NR; r++) FV_STORE(s + r * sStride + p, a[r]);
+    int32_t n = len - bound, whole = (bound - p) / FV_LANES;
+#if ATT_PASS < 4
+    for (; whole >= ATT_PASS; whole -= ATT_PASS, p += ATT_PASS * FV_LANES) att_scores_pass(q, qStride, dims, scale, NR, k, kStride, p, ATT_PASS, 0, s, sStride);
+#endif
+    switch (whole) {
+        case 3: att_scores_pass(q, qStride, dims, scale, NR, k, kStride, p, 3, n, s, sStride); break;
+        case 2: att_scores_pass(q, qStride, dims, scale, NR, k, kStride, p, 2, n, s, sStride); break;
+        case 1: att_scores_pass(q, qStride, dims, scale, NR, k, kStride, p, 1, n, s, sStride); break;
+        default: if (n > 0) att_scores_pass(q, qStride, dims, scale, NR, k, kStride, p, 0, n, s, sStride); break;
     }
-    if (bound == len) return;
-    int n = len - bound;
-    FV a[4];
-    for (int r = 0; r < NR; r++) a[r] = FV_ZERO;
-    for (int32_t d = 0; d < dims; d++) {
-        FV kv = ATT_TAIL_LOAD(k + d * kStride + bound, n);
-        for (int r = 0; r < NR; r++) a[r] = FV_ADD(a[r], FV_MUL(kv, FV_SET(q[r * qStride + d] * scale)));
-    }
-    for (int r = 0; r < NR; r++) ATT_TAIL_STORE(s + r * sStride + bound, a[r], n);
 }
 
 JQK_EXPORT void ISA(jq_attn_scores)(const float *q, int32_t qOff, int32_t qStride, int32_t rows, int32_t dims, float scale,

@@ -17,7 +17,7 @@
 #define JQK_EXPORT __attribute__((visibility("default")))
 
 /* Bumped whenever a signature changes: the Java side refuses a library of another version. */
-#define JQK_ABI 12
+#define JQK_ABI 13
 
 /* Instruction sets, as bits of jq_isas(). */
 #define JQK_AVX2 1

@@ -187,6 +187,7 @@ static const int32_t att_ones[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
 #define ATT_STRIDES(stride) _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride))
 #define ATT_GATHER(p, strides, n) _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, strides, _mm256_castsi256_ps(ATT_MASK(n)), 4)
 #define ATT_LANE_SUMS(set) lane_sums8(set)
+#define ATT_PASS 1
 #include "attention.h"
 
 /* ---------------------------------------------------------------- weightlets */

@@ -243,7 +243,9 @@ static inline __attribute__((always_inline)) __m128 lane_sums4(__m512 a0, __m512
 #define ATT_STRIDES(stride) _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(stride))
 #define ATT_GATHER(p, strides, n) _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ATT_MASK(n), strides, p, 4)
 #define ATT_LANE_SUMS(set) lane_sums16(set)
+#define ATT_PASS 4
 #include "attention.h"
+#include "softmax_avx512.h"
 
 /* ---------------------------------------------------------------- weightlets */
 

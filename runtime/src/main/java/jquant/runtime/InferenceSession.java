@@ -294,7 +294,7 @@ public final class InferenceSession {
                 int qOff = i * qDim + h * headDim;
                 int kvBase = kvHead * headDim * capacity;
                 kernels.scores(q, qOff, headDim, rows, headDim, scale, kc, kvBase, capacity, positions, s, 0, capacity);
-                for (int r = 0; r < rows; r++) kernels.softmax(s, r * capacity, positions);
+                kernels.softmaxRows(s, 0, capacity, rows, positions);
                 kernels.weightedSums(s, 0, capacity, rows, vc, kvBase, capacity, headDim, positions, att, qOff, headDim);
             }
         });

@@ -26,6 +26,11 @@ public interface Kernels {
     /** In-place softmax of {@code x[off, off + len)}, shifted by its maximum so it cannot overflow. */
     void softmax(float[] x, int off, int len);
 
+    /** {@link #softmax} of {@code rows} rows of {@code len} floats, {@code stride} apart from {@code off} (this default). */
+    default void softmaxRows(float[] x, int off, int stride, int rows, int len) {
+        for (int r = 0; r < rows; r++) softmax(x, off + r * stride, len);
+    }
+
     /** SwiGLU's gating: {@code gate[k] = silu(gate[k]) · up[k]} with {@code silu(g) = g / (1 + e^-g)}, for {@code off <= k < off + len}. */
     void siluMul(float[] gate, float[] up, int off, int len);
 

@@ -52,6 +52,33 @@ public final class NativeAttentionKernels extends VectorKernels {
                 MemorySegment.ofArray(out), outOff, outStride);
     }
 
+    /**
+     * The C library's softmax where it has one (AVX-512), 32 rows a call; a row it leaves as it was (a NaN, an infinite
+     * maximum) takes the Java softmax, a row it leaves with lanes for {@code Math.exp} (they hold {@code x − max}, the
+     * only negative values among positive exponentials) gets them here, then its sum and scaling.
+     */
+    @Override
+    public void softmaxRows(float[] x, int off, int stride, int rows, int len) {
+        if (!lib.hasSoftmaxRows()) {
+            super.softmaxRows(x, off, stride, rows, len);
+            return;
+        }
+        if (rows <= 0 || len <= 0) return;
+        checkStrided(x.length, off, rows, stride, len);
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+            int base = off + r0 * stride;
+            long left = lib.softmaxRows(MemorySegment.ofArray(x), base, stride, Math.min(32, rows - r0), len);
+            for (long untouched = left & 0xFFFF_FFFFL; untouched != 0; untouched &= untouched - 1) {
+                softmax(x, base + Long.numberOfTrailingZeros(untouched) * stride, len);
+            }
+            for (long unfinished = left >>> 32; unfinished != 0; unfinished &= unfinished - 1) {
+                int at = base + Long.numberOfTrailingZeros(unfinished) * stride;
+                for (int k = at; k < at + len; k++) if (x[k] < 0f) x[k] = (float) Math.exp(x[k]);
+                normalize(x, at, len);
+            }
+        }
+    }
+
     /** That {@code count} runs of {@code width} floats, {@code stride} apart from {@code off}, lie in an array of {@code length}. */
     private static void checkStrided(int length, int off, int count, int stride, int width) {
         if (count <= 0 || width <= 0) return;

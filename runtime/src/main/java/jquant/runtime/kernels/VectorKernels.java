@@ -245,6 +245,11 @@ public sealed class VectorKernels implements Kernels permits NativeAttentionKern
         float max = Float.NEGATIVE_INFINITY;
         for (int k = off; k < off + len; k++) max = Math.max(max, x[k]);
         expShifted(x, off, len, max);
+        normalize(x, off, len);
+    }
+
+    /** Softmax's last step on its exponentials: each times 1 / their sum, the sum in the vector kernels' order. */
+    static void normalize(float[] x, int off, int len) {
         int bound = F.loopBound(len);
         float sum = 0f;
         for (int c = 0; c < LANES; c++) {

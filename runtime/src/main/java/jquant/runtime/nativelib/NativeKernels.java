@@ -42,6 +42,8 @@ public final class NativeKernels {
     private final MethodHandle tilesF16;
     /** Attention's scores and weighted sums on this instruction set's float lanes. */
     private final MethodHandle attentionScores, attentionSums;
+    /** Attention's softmax, rows at a time (AVX-512 only; null elsewhere). */
+    private final MethodHandle softmaxRows;
 
     private NativeKernels(NativeLibrary lib, NativeIsa isa) {
         this.isa = isa;
@@ -72,6 +74,8 @@ public final class NativeKernels {
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG));
         attentionScores = lib.downcall("jq_attn_scores_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        softmaxRows = isa.bits != 512 ? null : lib.downcall("jq_softmax_rows_" + isa.suffix,
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
         attentionSums = lib.downcall("jq_attn_sums_" + isa.suffix, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
                 JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
         for (RowType t : RowType.values()) {
@@ -347,6 +351,23 @@ public final class NativeKernels {
                               MemorySegment out, int outOff, int outStride) {
         try {
             attentionSums.invokeExact(s, sOff, sStride, rows, v, vOff, vStride, dims, len, out, outOff, outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Whether {@link #softmaxRows} runs here. */
+    public boolean hasSoftmaxRows() { return softmaxRows != null; }
+
+    /**
+     * {@code jq_softmax_rows}: the softmax of {@code rows} (at most 32) rows of {@code len > 0} floats, {@code stride} apart
+     * from {@code off}, in place, with the bits of the Java vector kernels' softmax. Returns the rows left as they were (a NaN,
+     * an infinite maximum; bit r) in its low 32 bits, and in its high 32 the rows left with lanes for {@code Math.exp}: those
+     * lanes hold {@code x − max}, negative where every exponential is positive. Only where {@link #hasSoftmaxRows}.
+     */
+    public long softmaxRows(MemorySegment x, int off, int stride, int rows, int len) {
+        try {
+            return (long) softmaxRows.invokeExact(x, off, stride, rows, len);
         } catch (Throwable t) {
             throw rethrow(t);
         }

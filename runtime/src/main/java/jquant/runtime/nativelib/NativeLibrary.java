@@ -31,7 +31,7 @@ import java.util.Optional;
 public final class NativeLibrary {
 
     /** The library's interface version; a library built from other sources is refused. */
-    static final int ABI = 12;
+    static final int ABI = 13;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static volatile Loaded loaded;

@@ -59,6 +59,63 @@ class NativeAttentionKernelsTest {
         assertThat(bits(oc)).as("weighted sums of raw weights").isEqualTo(bits(oj));
     }
 
+    static Stream<Arguments> softmaxCases() {
+        List<Arguments> all = new ArrayList<>();
+        for (NativeKernels k : NativeKernels.supported()) {
+            if (k.isa().bits / Float.SIZE != VectorWidth.FLOATS.length()) continue;
+            for (int rows : new int[] {1, 3, 4, 33})
+                for (int len : new int[] {1, 7, 8, 9, 15, 16, 17, 33, 64, 100, 513}) all.add(Arguments.of(k, rows, len));
+        }
+        return all.stream();
+    }
+
+    /**
+     * The softmax rows against the vector kernels' softmax of each row, every float of the array compared: rows of
+     * ordinary scores, of spreads past exp's float range (lanes for Math.exp), of values whose exponentials lie near
+     * a rounding midpoint (FloatExp's guard), and rows with a NaN, an infinity or nothing but −∞ (left to Java whole).
+     */
+    @ParameterizedTest(name = "{0} rows {1}, len {2}", allowZeroInvocations = true)
+    @MethodSource("softmaxCases")
+    void nativeSoftmaxEqualsTheVectorKernels(NativeKernels lib, int rows, int len) {
+        SplittableRandom rnd = new SplittableRandom(17L * rows + len);
+        Kernels c = new NativeAttentionKernels(lib), java = new VectorKernels();
+        float[] guarded = guardedExponents();
+        int off = 2, stride = len + 3;
+        float[] x = values(rnd, off + rows * stride + 1);
+        for (int r = 0; r < rows; r++) {
+            int at = off + r * stride;
+            for (int k = 0; k < len; k++) {
+                x[at + k] = switch (r % 6) {
+                    case 0 -> (float) (rnd.nextGaussian() * 3);
+                    case 1 -> (float) (rnd.nextDouble() * -200);                  // exps below the float range, and zeros
+                    case 2 -> k == 0 ? 0f : guarded[rnd.nextInt(guarded.length)]; // max 0: x − max is the guarded value
+                    case 3 -> k == len / 2 ? Float.NaN : (float) rnd.nextGaussian();
+                    case 4 -> k == len - 1 ? (r % 12 == 4 ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY) : (float) rnd.nextGaussian();
+                    default -> Float.NEGATIVE_INFINITY;
+                };
+            }
+        }
+        float[] xc = x.clone(), xj = x.clone();
+        c.softmaxRows(xc, off, stride, rows, len);
+        for (int r = 0; r < rows; r++) java.softmax(xj, off + r * stride, len);
+        assertThat(bits(xc)).isEqualTo(bits(xj));
+    }
+
+    /** In-range floats whose exponentials FloatExp sends to Math.exp (near a midpoint between two floats), all negative. */
+    private static float[] guardedExponents() {
+        List<Float> found = new ArrayList<>();
+        for (int bits = Float.floatToRawIntBits(-1e-3f); found.size() < 64 && Float.intBitsToFloat(bits) > -80f; bits += 997) {
+            float[] v = new float[FloatExp.LANES];
+            java.util.Arrays.fill(v, Float.intBitsToFloat(bits));
+            jdk.incubator.vector.DoubleVector d = FloatExp.widen(jdk.incubator.vector.FloatVector.fromArray(FloatExp.H, v, 0));
+            if (FloatExp.uncertain(d, FloatExp.exp(d)).anyTrue()) found.add(v[0]);
+        }
+        assertThat(found).as("guarded exponents").isNotEmpty();
+        float[] a = new float[found.size()];
+        for (int i = 0; i < a.length; i++) a[i] = found.get(i);
+        return a;
+    }
+
     @ParameterizedTest(name = "{0}", allowZeroInvocations = true)
     @MethodSource("libraries")
     void outOfBoundsIsRefusedBeforeTheLibraryRuns(NativeKernels lib) {
@@ -66,6 +123,7 @@ class NativeAttentionKernelsTest {
         float[] q = new float[64], k = new float[64 * 40], s = new float[40];
         assertThatThrownBy(() -> c.scores(q, 0, 64, 1, 64, 1f, k, 0, 40, 41, s, 0, 41)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> c.weightedSums(s, 0, 40, 1, k, 0, 40, 64, 40, q, 1, 64)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> c.softmaxRows(k, 0, 40, 64, 41)).isInstanceOf(IndexOutOfBoundsException.class);
     }
 
     static Stream<Arguments> libraries() {
