@@ -102,7 +102,7 @@ public final class DecodeBench {
              LoadedModel second = against.load(Compute.vector().on(pool))) {
             double bandwidth = probe.bandwidth(pool, 6);
             LlamaModel model = first.model(), other = second.model();
-            int timedEnd = prompt.length + warmUp + tokens;
+            int timedEnd = checkedEnd(model, prompt, warmUp, tokens);
             warm(model, prompt, timedEnd);
             warm(other, prompt, timedEnd);
             Steps a = new Steps(model, prompt, warmUp, timedEnd), b = new Steps(other, prompt, warmUp, timedEnd);
@@ -121,6 +121,16 @@ public final class DecodeBench {
                     r.ofBandwidth(), b.msPerStep(), b.msPerStep() / a.msPerStep());
             return r;
         }
+    }
+
+    /** The position after the timed steps, which the model's context must hold. */
+    private static int checkedEnd(LlamaModel model, int[] prompt, int warmUp, int tokens) {
+        long end = (long) prompt.length + warmUp + tokens;
+        if (end > model.config().maxSeqLen()) {
+            throw new IllegalArgumentException("a prompt of " + prompt.length + " tokens, " + warmUp + " warm-up and " + tokens
+                    + " timed steps need " + end + " positions; the model's context holds " + model.config().maxSeqLen());
+        }
+        return (int) end;
     }
 
     /** A decode step's wall time, and the bytes read from storage while the steps were timed. */
@@ -142,7 +152,7 @@ public final class DecodeBench {
      * ({@link StorageReads}).
      */
     static Timed msPerToken(LlamaModel model, int[] prompt, int warmUp, int tokens) {
-        int timedEnd = prompt.length + warmUp + tokens;
+        int timedEnd = checkedEnd(model, prompt, warmUp, tokens);
         warm(model, prompt, timedEnd);
         Steps steps = new Steps(model, prompt, warmUp, timedEnd);
         OptionalLong read = StorageReads.bytes();

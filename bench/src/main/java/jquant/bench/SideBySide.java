@@ -27,11 +27,15 @@ import jquant.core.WorkerPool;
  *
  * <p>Arguments: the baseline's class path, the candidate's class path (each: its module classes, this
  * module's classes and the third-party jars, separated by the path separator), the model file, the
- * threads, the decode steps per round, the rounds and the {@code .jqw} mode (weight-only or npu).
+ * threads, the decode steps per round, the rounds, the {@code .jqw} mode (weight-only or npu) and the depth: the
+ * positions of the prompt before the decode steps, which walk the next 504 positions and wrap back.
  */
 public final class SideBySide {
 
     private SideBySide() {}
+
+    /** Positions the decode steps walk after the prompt before they wrap back to its end. */
+    private static final int WINDOW = 504;
 
     /**
      * One build's model, decoding greedily; each call runs {@code steps} steps and returns ms per step,
@@ -42,21 +46,25 @@ public final class SideBySide {
         private final InferenceSession session;
         private final Sampler greedy = Sampler.greedy();
         private final int steps;
-        private final int wrapAt;
+        private final int wrapAt, depth;
         private int pos;
         private int next;
         private int[] decoded = new int[64];
         private int count;
 
-        public Steps(String model, int threads, int steps, String mode) throws Exception {
+        public Steps(String model, int threads, int steps, String mode, int depth) throws Exception {
             // The model keeps the pool it was loaded under (its Compute), so its decode steps run on it.
             LlamaModel m = new WorkerPool(threads).call(() -> LoadedModel.open(Path.of(model), null,
                     mode.equals("npu") ? PackedModelLoader.Mode.NPU : PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO).model());
-            wrapAt = Math.min(m.config().maxSeqLen(), 512);
+            if (depth < 1 || depth + 8 > m.config().maxSeqLen()) {
+                throw new IllegalArgumentException("depth " + depth + " outside [1, " + (m.config().maxSeqLen() - 8) + "] for " + model);
+            }
+            wrapAt = Math.min(m.config().maxSeqLen(), depth + WINDOW);
             session = m.newSession(wrapAt);
-            int[] prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+            int[] prompt = new int[depth];
+            for (int i = 0; i < depth; i++) prompt[i] = 1 + i % 8;
             next = next(session.forward(prompt, 0, prompt.length - 1));
-            pos = prompt.length;
+            pos = this.depth = depth;
             this.steps = steps;
         }
 
@@ -64,7 +72,7 @@ public final class SideBySide {
         public double getAsDouble() {
             long t0 = System.nanoTime();
             for (int i = 0; i < steps; i++) {
-                if (pos == wrapAt) pos = 8;   // back to just after the prompt: both builds walk the same positions
+                if (pos == wrapAt) pos = depth;   // back to just after the prompt: both builds walk the same positions
                 next = next(session.decode(next, pos++));
                 if (count == decoded.length) decoded = Arrays.copyOf(decoded, 2 * count);
                 decoded[count++] = next;
@@ -98,15 +106,15 @@ public final class SideBySide {
      * Loads {@code model} once per class path (baseline first), warms both, then runs {@code rounds}
      * rounds of {@code steps} decode steps per build, who goes first alternating by round.
      */
-    public static Result compare(String baseline, String candidate, String model, int threads, int steps, int rounds, String mode)
-            throws Exception {
+    public static Result compare(String baseline, String candidate, String model, int threads, int steps, int rounds, String mode,
+                                 int depth) throws Exception {
         DoubleSupplier[] builds = new DoubleSupplier[2];
         String[] classPaths = {baseline, candidate};
         for (int k = 0; k < 2; k++) {
             ClassLoader loader = new URLClassLoader(urls(classPaths[k]), ClassLoader.getPlatformClassLoader());
             // by name: the caller's loader need not have runtime classes to link Steps against
             builds[k] = (DoubleSupplier) loader.loadClass("jquant.bench.SideBySide$Steps")
-                    .getConstructor(String.class, int.class, int.class, String.class).newInstance(model, threads, steps, mode);
+                    .getConstructor(String.class, int.class, int.class, String.class, int.class).newInstance(model, threads, steps, mode, depth);
         }
         for (int w = 0; w < 3; w++) for (DoubleSupplier b : builds) b.getAsDouble();
         double[][] ms = new double[2][rounds];
@@ -127,13 +135,13 @@ public final class SideBySide {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 7 || !(args[6].equals("weight-only") || args[6].equals("npu"))) {
-            System.err.println("usage: SideBySide BASELINE_CLASSPATH CANDIDATE_CLASSPATH MODEL THREADS STEPS ROUNDS weight-only|npu");
+        if (args.length != 8 || !(args[6].equals("weight-only") || args[6].equals("npu"))) {
+            System.err.println("usage: SideBySide BASELINE_CLASSPATH CANDIDATE_CLASSPATH MODEL THREADS STEPS ROUNDS weight-only|npu DEPTH");
             System.exit(2);
         }
-        int threads = Integer.parseInt(args[3]), steps = Integer.parseInt(args[4]), rounds = Integer.parseInt(args[5]);
-        Result r = compare(args[0], args[1], args[2], threads, steps, rounds, args[6]);
-        System.out.printf("%s, %d thread(s), %d rounds of %d steps, builds alternating%n", args[2], threads, rounds, steps);
+        int threads = Integer.parseInt(args[3]), steps = Integer.parseInt(args[4]), rounds = Integer.parseInt(args[5]), depth = Integer.parseInt(args[7]);
+        Result r = compare(args[0], args[1], args[2], threads, steps, rounds, args[6], depth);
+        System.out.printf("%s, %d thread(s), %d rounds of %d steps from position %d, builds alternating%n", args[2], threads, rounds, steps, depth);
         print("baseline", r.baselineMs());
         print("candidate", r.candidateMs());
         double[] ratios = sorted(r.ratios());

@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the prefill path for every token, in this test's own loader), and both are timed.
  */
 class SideBySideTest {
+    /** The prompt {@code SideBySide.Steps} feeds at depth 8. */
     private static final int[] PROMPT = {1, 2, 3, 4, 5, 6, 7, 8};
 
     @Test
@@ -23,7 +24,7 @@ class SideBySideTest {
         Path model = Path.of("..", "models", "stories260K", "stories260K.bin");
         assertThat(model).exists();
         String classPath = System.getProperty("java.class.path");
-        SideBySide.Result r = SideBySide.compare(classPath, classPath, model.toString(), 1, 4, 3, "weight-only");
+        SideBySide.Result r = SideBySide.compare(classPath, classPath, model.toString(), 1, 4, 3, "weight-only", PROMPT.length);
 
         int[] expected = greedy(model, r.baselineTokens().length);
         assertThat(r.baselineTokens()).hasSize(3 * 4 + 3 * 4).containsExactly(expected);   // three warm-up calls, three rounds

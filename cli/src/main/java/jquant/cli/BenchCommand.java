@@ -272,11 +272,19 @@ final class BenchCommand {
                         + "speed of --kernels as a multiple of it.")
         KernelChoice against;
 
+        @Option(names = "--depth", paramLabel = "<positions>",
+                description = "Positions of context before the decode steps, as llama-bench's -d: a prompt of this many tokens (the "
+                        + "sample sentence over and over) run as one batch (default: the sentence once, about 16 tokens).")
+        Integer depth;
+
         @Override
         public Integer call() throws Exception {
             if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
+            if (depth != null && depth < 1) throw usage(run.command, "--depth must be ≥ 1, got " + depth);
             run.measure((tokenizer, loaders) -> {
-                int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
+                int[] sentence = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
+                int[] prompt = depth == null ? sentence : new int[depth];
+                for (int i = 0; depth != null && i < depth; i++) prompt[i] = sentence[i % sentence.length];
                 System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d, in a second session%s%n", run.model.path, prompt.length, tokens,
                         warmup, against == null ? "" : ", token by token against a second load on " + name(against) + " (both resident)");
                 if (against == null) DecodeBench.run(loaders.on(run.options.kernels), prompt, warmup, tokens, run.threadCounts, System.out);
