@@ -6,7 +6,8 @@ import jquant.runtime.nativelib.NativeKernels;
 
 /**
  * {@link VectorKernels} with attention's {@link #scores} and {@link #weightedSums} in the C library
- * ({@code jq_attn_scores}, {@code jq_attn_sums}; AVX-512 and AVX2), which give the Java kernels' bits on the same lanes. In
+ * ({@code jq_attn_scores}, {@code jq_attn_sums}; AVX-512, AVX2 and NEON), and on AVX-512 its {@link #softmaxRows}
+ * ({@code jq_softmax_rows}), which give the Java kernels' bits on the same lanes. In
  * Java a context shorter than the blocked kernels' threshold takes the per-row definitions, whose lane
  * sums and tails took 12 % of a one-thread T2P decode step at the positions llama-bench times, because the
  * blocked kernels cost compilation time in a run's first tokens (bench/RESULTS.md); the C kernels run

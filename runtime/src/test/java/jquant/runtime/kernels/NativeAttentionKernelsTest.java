@@ -13,8 +13,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The attention oracle for the C library's kernels: {@link NativeAttentionKernels}' scores and weighted
- * sums against {@link VectorKernels}' bit for bit (every float of the arrays, the untouched ones too), for
+ * The attention oracle for the C library's kernels: {@link NativeAttentionKernels}' scores, weighted
+ * sums and softmax against {@link VectorKernels}' bit for bit (every float of the arrays, the untouched ones too), for
  * each instruction set this CPU runs that has them and whose float lanes are the vector kernels' (AVX-512's
  * 16; AVX2's 8 when {@code ./run-tests} runs the kernels' tests again at 256 bits; none at 128): one to nine
  * query rows, head widths that end inside a vector, lengths on both sides of the blocked kernels' threshold
