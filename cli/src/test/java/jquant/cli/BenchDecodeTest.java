@@ -44,6 +44,27 @@ class BenchDecodeTest {
         assertThat(r.err()).contains("'java' is not one of auto, stored, t2p, float");
     }
 
+    /**
+     * {@code --depth N}: the timed steps follow a prompt of N tokens; a depth the model's context cannot hold with the steps is
+     * refused naming the file and the positions, a depth below one is a usage error.
+     */
+    @Test
+    void depthSetsThePromptAndMustFitTheContext(@TempDir Path dir) throws Exception {
+        String model = SharedFiles.model("stories260K.bin").toString();
+        CliTest.Result r = inProcess(dir, "bench", "decode", model, "--depth", "100", "--thread-counts", "1", "--tokens", "4", "--warmup", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("prompt 100 tokens, 4 timed steps after 1");
+        assertThat(r.out().lines().map(String::trim).filter(l -> l.startsWith("1 ")).count()).as(r.out()).isEqualTo(1);
+
+        CliTest.Result tooDeep = inProcess(dir, "bench", "decode", model, "--depth", "510", "--thread-counts", "1", "--tokens", "4");
+        assertThat(tooDeep.code()).isNotZero();
+        assertThat(tooDeep.err()).contains(model).contains("need 522 positions; the model's context holds 512");
+
+        CliTest.Result zero = inProcess(dir, "bench", "decode", model, "--depth", "0");
+        assertThat(zero.code()).isEqualTo(2);
+        assertThat(zero.err()).contains("--depth must be ≥ 1, got 0");
+    }
+
     private static CliTest.Result inProcess(Path dir, String... args) throws Exception {
         String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> command = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
