@@ -219,16 +219,20 @@ public final class InferenceSession {
         }
         float[] kc = keys[l];
         float[] vc = values[l];
-        perToken(m, c.qDim() + 3 * kvDim, i -> {
-            int pos = pos0 + i;
-            model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
-            model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
-            for (int e = 0; e < kvDim; e++) {
-                kc[e * capacity + pos] = k[i * kvDim + e];
-                vc[e * capacity + pos] = v[i * kvDim + e];
-            }
-        });
-        attend(m, pos0, kc, vc);
+        if (m == 1) {
+            attendOne(pos0, kc, vc);
+        } else {
+            perToken(m, c.qDim() + 3 * kvDim, i -> {
+                int pos = pos0 + i;
+                model.rotary().apply(q, i * c.qDim(), c.heads(), pos);
+                model.rotary().apply(k, i * kvDim, c.kvHeads(), pos);
+                for (int e = 0; e < kvDim; e++) {
+                    kc[e * capacity + pos] = k[i * kvDim + e];
+                    vc[e * capacity + pos] = v[i * kvDim + e];
+                }
+            });
+            attend(m, pos0, kc, vc);
+        }
         layer.wo().matmul(att, m, xb);
         float[] ffnNorm = layer.ffnNorm();
         perToken(m, 2 * dim, i -> {
@@ -280,24 +284,56 @@ public final class InferenceSession {
      */
     private void attend(int m, int pos0, float[] kc, float[] vc) {
         int headDim = c.headDim();
-        int qDim = c.qDim();
         int group = c.heads() / c.kvHeads();
         int blocksPerGroup = (group + HEAD_BLOCK - 1) / HEAD_BLOCK, blocks = c.kvHeads() * blocksPerGroup;
         float scale = (float) (1.0 / Math.sqrt(headDim));
         long workPerItem = 2L * headDim * (pos0 + (m + 1) / 2) * Math.min(group, HEAD_BLOCK);
         pool.forRange(m * blocks, workPerItem, (worker, start, end) -> {
-            float[] s = scores[worker];
             for (int item = start; item < end; item++) {
                 int i = item / blocks, kvHead = item % blocks / blocksPerGroup, first = item % blocksPerGroup * HEAD_BLOCK;
-                int rows = Math.min(HEAD_BLOCK, group - first), h = kvHead * group + first;
-                int positions = pos0 + i + 1;
-                int qOff = i * qDim + h * headDim;
-                int kvBase = kvHead * headDim * capacity;
-                kernels.scores(q, qOff, headDim, rows, headDim, scale, kc, kvBase, capacity, positions, s, 0, capacity);
-                kernels.softmaxRows(s, 0, capacity, rows, positions);
-                kernels.weightedSums(s, 0, capacity, rows, vc, kvBase, capacity, headDim, positions, att, qOff, headDim);
+                attendHeads(scores[worker], kvHead * group + first, Math.min(HEAD_BLOCK, group - first), kvHead, i, pos0 + i + 1, scale, kc, vc);
             }
         });
+    }
+
+    /**
+     * A decode step's attention at {@code pos}, one work item a kv head: its key's rotation and its key and value into the
+     * cache, its query heads' rotations, then {@link #attendHeads} for them, {@value #HEAD_BLOCK} at a time. So the thread
+     * that attends a kv head writes its cache entries (no line of them moves from another core's cache), and the rotations
+     * and writes, which one thread ran between the q/k/v product and attention, are shared. The same bits as
+     * {@link #attend}: each operation is the one it does, on the same values.
+     */
+    private void attendOne(int pos, float[] kc, float[] vc) {
+        int headDim = c.headDim(), group = c.heads() / c.kvHeads();
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        long workPerItem = 2L * headDim * (pos + 1) * group;
+        pool.forRange(c.kvHeads(), workPerItem, (worker, start, end) -> {
+            for (int kvHead = start; kvHead < end; kvHead++) {
+                int kvOff = kvHead * headDim;
+                model.rotary().apply(k, kvOff, 1, pos);
+                for (int e = kvOff; e < kvOff + headDim; e++) {
+                    kc[e * capacity + pos] = k[e];
+                    vc[e * capacity + pos] = v[e];
+                }
+                model.rotary().apply(q, kvHead * group * headDim, group, pos);
+                for (int first = 0; first < group; first += HEAD_BLOCK) {
+                    attendHeads(scores[worker], kvHead * group + first, Math.min(HEAD_BLOCK, group - first), kvHead, 0, pos + 1, scale, kc, vc);
+                }
+            }
+        });
+    }
+
+    /**
+     * Query heads {@code [h, h + rows)} of batch row {@code i}, all of kv head {@code kvHead}, over cache positions
+     * {@code [0, positions)} into {@link #att}, with {@code s} as the scores' scratch.
+     */
+    private void attendHeads(float[] s, int h, int rows, int kvHead, int i, int positions, float scale, float[] kc, float[] vc) {
+        int headDim = c.headDim();
+        int qOff = i * c.qDim() + h * headDim;
+        int kvBase = kvHead * headDim * capacity;
+        kernels.scores(q, qOff, headDim, rows, headDim, scale, kc, kvBase, capacity, positions, s, 0, capacity);
+        kernels.softmaxRows(s, 0, capacity, rows, positions);
+        kernels.weightedSums(s, 0, capacity, rows, vc, kvBase, capacity, headDim, positions, att, qOff, headDim);
     }
 
     /** Final norm and classifier for batch rows {@code [from, m)}, written to {@code logits[offset..]}. */
