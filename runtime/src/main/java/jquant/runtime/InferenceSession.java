@@ -297,11 +297,11 @@ public final class InferenceSession {
     }
 
     /**
-     * A decode step's attention at {@code pos}, one work item a kv head: its key's rotation and its key and value into the
-     * cache, its query heads' rotations, then {@link #attendHeads} for them, {@value #HEAD_BLOCK} at a time. So the thread
-     * that attends a kv head writes its cache entries (no line of them moves from another core's cache), and the rotations
-     * and writes, which one thread ran between the q/k/v product and attention, are shared. The same bits as
-     * {@link #attend}: each operation is the one it does, on the same values.
+     * A decode step's attention at {@code pos}, one work item a kv head: its key rotated and written with its value into the
+     * cache, its query heads rotated, then attended {@value #HEAD_BLOCK} at a time ({@link #attendHeads}). The thread that
+     * attends a kv head writes its cache entries, so none of their lines comes from another core's cache, and the rotations
+     * and writes are shared across the pool instead of running on one thread before the job. The same operations on the
+     * same values as a batch's per-token step and {@link #attend}, so the same bits.
      */
     private void attendOne(int pos, float[] kc, float[] vc) {
         int headDim = c.headDim(), group = c.heads() / c.kvHeads();
