@@ -23,6 +23,9 @@
 #define SM_DROPPED ((1LL << 29) - 1)
 #define SM_HALF (1LL << 28)
 #define SM_GUARD (1LL << 8)
+/* 1 / k! for k = 0..12: each k! is exact in a double and each quotient rounded once, as Java's 1 / f. */
+static const double SM_INVERSE_FACTORIALS[13] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+                                                 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600};
 
 static inline __attribute__((always_inline)) double sm_bits_double(uint64_t b) {
     double d;
@@ -31,15 +34,15 @@ static inline __attribute__((always_inline)) double sm_bits_double(uint64_t b) {
 }
 
 /* exp(v) as FloatExp.exp for eight float lanes, rounded to float; *unsure: FloatExp.uncertain's lanes. */
-static inline __attribute__((always_inline)) __m256 sm_exp8(__m256 v, const double inv[13], __mmask8 *unsure) {
+static inline __attribute__((always_inline)) __m256 sm_exp8(__m256 v, __mmask8 *unsure) {
     const double ln2Hi = sm_bits_double(0x3FE62E42FEE00000ULL), ln2Lo = 0x1.62e42fefa39efp-1 - ln2Hi;
     __m512d x = _mm512_cvtps_pd(v);
     __m512d t = _mm512_fmadd_pd(x, _mm512_set1_pd(SM_LOG2E), _mm512_set1_pd(SM_SHIFT));
     __m512d n = _mm512_sub_pd(t, _mm512_set1_pd(SM_SHIFT));
     __m512d r = _mm512_fmadd_pd(n, _mm512_set1_pd(-ln2Hi), x);
     r = _mm512_fmadd_pd(n, _mm512_set1_pd(-ln2Lo), r);
-    __m512d p = _mm512_set1_pd(inv[12]);
-    for (int k = 11; k >= 0; k--) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(inv[k]));
+    __m512d p = _mm512_set1_pd(SM_INVERSE_FACTORIALS[12]);
+    for (int k = 11; k >= 0; k--) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SM_INVERSE_FACTORIALS[k]));
     uint64_t shiftBits;
     double shift = SM_SHIFT;
     memcpy(&shiftBits, &shift, sizeof shiftBits);
@@ -53,7 +56,7 @@ static inline __attribute__((always_inline)) __m256 sm_exp8(__m256 v, const doub
 }
 
 /* One row in place; 0 done, 1 left as it was (a NaN or an infinite maximum), 2 left with lanes for Math.exp. */
-static inline __attribute__((always_inline)) int sm_row(float *x, int32_t len, const double inv[13]) {
+static inline __attribute__((always_inline)) int sm_row(float *x, int32_t len) {
     __m512 m = _mm512_set1_ps(-__builtin_inff());
     __mmask16 nan = 0;
     int32_t k = 0;
@@ -76,7 +79,7 @@ static inline __attribute__((always_inline)) int sm_row(float *x, int32_t len, c
     for (k = 0; k + 8 <= len; k += 8) {
         __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + k), shift);
         __mmask8 unsure;
-        __m256 e = sm_exp8(v, inv, &unsure);
+        __m256 e = sm_exp8(v, &unsure);
         _mm256_storeu_ps(x + k, _mm256_mask_blend_ps(unsure, e, v));
         anyUnsure |= unsure;
     }
@@ -84,7 +87,7 @@ static inline __attribute__((always_inline)) int sm_row(float *x, int32_t len, c
         __mmask8 tail = (__mmask8) ((1u << (len - k)) - 1);
         __m256 v = _mm256_sub_ps(_mm256_maskz_loadu_ps(tail, x + k), shift);
         __mmask8 unsure;
-        __m256 e = sm_exp8(v, inv, &unsure);
+        __m256 e = sm_exp8(v, &unsure);
         unsure &= tail;
         _mm256_mask_storeu_ps(x + k, tail, _mm256_mask_blend_ps(unsure, e, v));
         anyUnsure |= unsure;
@@ -111,14 +114,9 @@ static inline __attribute__((always_inline)) int sm_row(float *x, int32_t len, c
  * they were (bit r) in the low 32 bits, the rows left with lanes for Math.exp in the high 32.
  */
 JQK_EXPORT int64_t ISA(jq_softmax_rows)(float *x, int32_t off, int32_t stride, int32_t rows, int32_t len) {
-    double inv[13], f = 1;
-    for (int k = 0; k < 13; k++) {
-        if (k > 0) f *= k;
-        inv[k] = 1 / f;
-    }
     uint64_t untouched = 0, unfinished = 0;
     for (int32_t r = 0; r < rows; r++) {
-        int left = sm_row(x + off + (int64_t) r * stride, len, inv);
+        int left = sm_row(x + off + (int64_t) r * stride, len);
         if (left == 1) untouched |= 1ULL << r;
         if (left == 2) unfinished |= 1ULL << r;
     }

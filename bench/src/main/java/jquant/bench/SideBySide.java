@@ -56,8 +56,9 @@ public final class SideBySide {
             // The model keeps the pool it was loaded under (its Compute), so its decode steps run on it.
             LlamaModel m = new WorkerPool(threads).call(() -> LoadedModel.open(Path.of(model), null,
                     mode.equals("npu") ? PackedModelLoader.Mode.NPU : PackedModelLoader.Mode.WEIGHT_ONLY, KernelChoice.AUTO).model());
-            if (depth < 1 || depth + 8 > m.config().maxSeqLen()) {
-                throw new IllegalArgumentException("depth " + depth + " outside [1, " + (m.config().maxSeqLen() - 8) + "] for " + model);
+            // a round's steps fit after the prompt before the first wrap
+            if (depth < 1 || depth + steps > m.config().maxSeqLen()) {
+                throw new IllegalArgumentException("depth " + depth + " outside [1, " + (m.config().maxSeqLen() - steps) + "] for " + model);
             }
             wrapAt = Math.min(m.config().maxSeqLen(), depth + WINDOW);
             session = m.newSession(wrapAt);

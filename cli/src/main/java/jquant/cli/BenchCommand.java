@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.IntStream;
 import jquant.bench.AllocatorBench;
 import jquant.bench.DecodeBench;
 import jquant.bench.PipelineMemoryBench;
@@ -282,9 +283,11 @@ final class BenchCommand {
             if (tokens < 1 || warmup < 0) throw usage(run.command, "--tokens must be ≥ 1 and --warmup ≥ 0, got " + tokens + " and " + warmup);
             if (depth != null && depth < 1) throw usage(run.command, "--depth must be ≥ 1, got " + depth);
             run.measure((tokenizer, loaders) -> {
-                int[] sentence = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
-                int[] prompt = depth == null ? sentence : new int[depth];
-                for (int i = 0; depth != null && i < depth; i++) prompt[i] = sentence[i % sentence.length];
+                int[] prompt = tokenizer.encode("Once upon a time, there was a little girl named Lily.");
+                if (depth != null) {
+                    int[] sentence = prompt;
+                    prompt = IntStream.range(0, depth).map(i -> sentence[i % sentence.length]).toArray();
+                }
                 System.out.printf("decode: %s, prompt %d tokens, %d timed steps after %d, in a second session%s%n", run.model.path, prompt.length, tokens,
                         warmup, against == null ? "" : ", token by token against a second load on " + name(against) + " (both resident)");
                 if (against == null) DecodeBench.run(loaders.on(run.options.kernels), prompt, warmup, tokens, run.threadCounts, System.out);
