@@ -148,9 +148,8 @@ TILE_DEFINE(tq2)
  *                                    block's activation its slot s meets), TILE_PLACES places a block
  *
  * zeros past the last row; the groups one after another: 34 bytes a 128 weights, as T2P. So decode and
- * prefill read each byte once, in order (a group's scales come before its codes, so the prefetch ahead of
- * the codes reaches the next group's scales before they are read), with no lanes to fold and nothing to
- * gather: the tiles' sixteen rows in a register's lanes, kept.
+ * prefill read each byte once, with no lanes to fold and nothing to gather: the tiles' sixteen rows in a
+ * register's lanes, kept.
  */
 #define R16_CODES_BYTES (TILE_PLACES * TILE_ROWS * 4)
 #define R16_BYTES (R16_CODES_BYTES + 2 * TILE_ROWS)
@@ -225,7 +224,7 @@ static inline __attribute__((always_inline)) __m512 r16_dot(__m512i a0, __m512i 
  * (a block of one group after the other's, GCC kept the 32 broadcasts for the second and spilled them to the
  * stack: the kernel from L1 1.16-1.19 times slower). Each group's four slot sums are named registers (as an array in a
  * rolled loop GCC kept them moving between registers). The codes are prefetched R16_AHEAD bytes ahead in each
- * group (the scales, 1/17 of the bytes, left to the hardware prefetcher).
+ * group, the scales (1/17 of the bytes) at the group's start (r16_scales_ahead).
  */
 static inline __attribute__((always_inline)) void r16_blocks(const uint8_t *first, const uint8_t *second, int two, int32_t blocks, int32_t b,
                                                              const int8_t *x, int32_t sum, float scale, __m512 *f, __m512 *h) {
@@ -243,6 +242,17 @@ static inline __attribute__((always_inline)) void r16_blocks(const uint8_t *firs
     }
     *f = r16_dot(a0, a1, a2, a3, first, b, sum, scale, *f);
     if (two) *h = r16_dot(c0, c1, c2, c3, second, b, sum, scale, *h);
+}
+
+/*
+ * A group's scale lines into L1 before its first block: each block reads its scales from the group's head, so without
+ * this a stream runs back to its head at every other block, and the lines the code prefetch brought in with the
+ * non-temporal hint have left L1 by then. With it the stream runs forward, and decode on the 1.1B bench model ran
+ * 1.07-1.10 times as fast on one and on two threads (the same model and pool switched between the two, 100 rounds;
+ * bench/RESULTS.md).
+ */
+static inline __attribute__((always_inline)) void r16_scales_ahead(const uint8_t *group, int32_t blocks) {
+    for (int32_t l = 0; l < 2 * TILE_ROWS * blocks; l += 64) JQK_PREFETCH_L1(group + l);
 }
 
 /* Where group g's sixteen outputs go: all of them, or those of rows below `rows`. */
@@ -277,6 +287,8 @@ JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32
     for (int32_t i = 0; i < half; i++) {
         const uint8_t *first = r16 + i * groupBytes, *second = r16 + (half + i) * groupBytes;
         __m512 f = _mm512_setzero_ps(), h = f;
+        r16_scales_ahead(first, blocks);
+        r16_scales_ahead(second, blocks);
         for (int32_t b = 0; b < blocks; b++) r16_blocks(first, second, 1, blocks, b, act + 128 * (int64_t) b, sums[b], scales[b], &f, &h);
         r16_store(y, rows, i, f);
         r16_store(y, rows, half + i, h);
@@ -284,6 +296,7 @@ JQK_EXPORT void ISA(jq_t2p_r16_multiply)(const uint8_t *r16, int32_t rows, int32
     if (groups % 2 != 0) {
         const uint8_t *last = r16 + (groups - 1) * groupBytes;
         __m512 f = _mm512_setzero_ps();
+        r16_scales_ahead(last, blocks);
         for (int32_t b = 0; b < blocks; b++) r16_blocks(last, NULL, 0, blocks, b, act + 128 * (int64_t) b, sums[b], scales[b], &f, NULL);
         r16_store(y, rows, groups - 1, f);
     }
