@@ -177,7 +177,7 @@ JQK_EXPORT void ISA(jq_wl_f32)(const uint8_t *data, const int64_t *offsets, cons
             }
             int32_t span = g0 + count == groups ? 128 * (count - 1) + lastWhole : 128 * count;
 #define WL_ROW(j, k) FV_I8(v[j] + (k))
-            FV_CHAINS(span, x + 128 * g0, acc, WL_ROW);
+            FV_CHAINS(span, x + 128 * g0, acc, WL_ROW, FV_NO_AHEAD);
 #undef WL_ROW
             tail = 128 * (count - 1);
         }
